@@ -1,0 +1,3 @@
+function(ccdiag_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+endfunction()

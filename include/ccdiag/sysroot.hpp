@@ -1,0 +1,39 @@
+// SysRoot: the only way collectors read the host's /proc, /sys and /dev
+// (design.md §7.2). `--root DIR` prefixes every path, so tests and captured
+// trees stand in for the host. Reads are bounded in size; none follows a
+// symlink out of the root when a root is set.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "ccdiag/result.hpp"
+
+namespace ccdiag {
+
+class SysRoot {
+ public:
+  SysRoot() = default;                            // the live host ("/")
+  explicit SysRoot(std::string prefix);           // a fixture or captured tree
+
+  bool is_live() const { return prefix_.empty(); }
+  const std::string& prefix() const { return prefix_; }
+
+  // Host path ("/proc/1/status") -> path to open ("<root>/proc/1/status").
+  std::string path(const std::string& host_path) const;
+
+  // Whole file, at most `max_bytes` (sysfs/procfs files are small; a larger
+  // file is truncated, not an error). Errors carry errno text and the host path.
+  Result<std::string> read_file(const std::string& host_path, size_t max_bytes = 1 << 20) const;
+  // First line without the newline; sysfs attributes are one line.
+  Result<std::string> read_line(const std::string& host_path) const;
+  Result<std::vector<std::string>> list_dir(const std::string& host_path) const;
+  Result<std::string> read_link(const std::string& host_path) const;
+  bool exists(const std::string& host_path) const;
+
+ private:
+  std::string prefix_;
+};
+
+}  // namespace ccdiag

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: a normal build with every test (unit, CLI,
+# live, examples), then the unit tests again under ASan + UBSan.
+# Usage: scripts/test.sh [--quick]   (--quick: skip the sanitizer build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --no-build
+jobs=$(nproc)
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if [ "${1:-}" != "--quick" ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCCDIAG_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j "$jobs" --target ccdiag_unit_tests
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -L unit
+fi

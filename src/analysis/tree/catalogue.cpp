@@ -1,0 +1,353 @@
+#include "analysis/tree/catalogue.hpp"
+
+#include <map>
+
+namespace ccdiag {
+
+namespace {
+
+using L = Layer;
+
+// Layer priors for a hang (anchors-summary C3): GPU hardware 0.35, framework
+// 0.25, network 0.20, host/config 0.15, NCCL software 0.05. Each cause gets a
+// share of its layer's mass; the shares are judgement, documented here so they
+// can be calibrated on site data.
+std::vector<CauseInfo> build() {
+  std::vector<CauseInfo> c;
+  auto add = [&c](std::string id, Layer l, double prior, std::string desc, std::string sup, std::string counter,
+                  std::vector<CauseStep> steps) {
+    c.push_back(CauseInfo{std::move(id), l, std::move(desc), prior, std::move(sup), std::move(counter),
+                          std::move(steps)});
+  };
+
+  // ---- framework (0.25) ----
+  add("rank_skips_collective", L::framework, 0.05,
+      "One or more ranks never issue a collective the others are waiting in (e.g. a collective inside a "
+      "rank-0-only branch).",
+      "Watchdog timeout at a fixed program point; flight recorder shows ranks missing from a collective they "
+      "never called; stacks show the missing rank outside any collective.",
+      "All ranks entered the collective (flight recorder: all ranks started, none completed); hardware or "
+      "transport errors on the culprit.",
+      {{"Dump the flight recorder on every rank and find the first collective some ranks never issued",
+        "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 <relaunch>; ccdiag fr <dump-dir>"},
+       {"Look for collectives inside rank-conditional code (if rank == 0: ...) at the hang point",
+        "ccdiag stacks --ranks"}});
+  add("mismatched_collectives", L::framework, 0.04,
+      "Ranks issue different collectives (type, size, dtype or order) at the same sequence number.",
+      "TORCH_DISTRIBUTED_DEBUG=DETAIL 'Detected mismatch between collectives'; flight recorder type/size "
+      "mismatch; NCCL 'message truncated' on a socket.",
+      "Identical fingerprints on every rank at the hang point.",
+      {{"Re-run with collective fingerprint checking to name the first mismatching call",
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL <relaunch>"},
+       {"Compare the per-rank collective sequence around the mismatch", "ccdiag fr <dump-dir> --json"}});
+  add("wrong_process_group", L::framework, 0.02,
+      "A collective is issued on a different process group on some ranks (e.g. a sub-group vs the default "
+      "group), so groups wait on each other.",
+      "Flight recorder: a group's ranks stuck while their peers are in another group's collective.",
+      "All ranks of each group at the same sequence number.",
+      {{"Check which process group each stuck rank's last collective used", "ccdiag fr <dump-dir>"}});
+  add("wrong_device_binding", L::framework, 0.02,
+      "Ranks are bound to the wrong GPUs (two ranks on one GPU, or LOCAL_RANK not used for the device).",
+      "NCCL 'Duplicate GPU detected' / 'Multiple ranks ... same GPU'; several ranks with the same busId in "
+      "NCCL init lines; CUDA_VISIBLE_DEVICES mapping.",
+      "Distinct busIds for every local rank.",
+      {{"Set the device from LOCAL_RANK before creating the process group",
+        "python -c 'import torch,os; torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))'"},
+       {"List ranks with their GPUs on the host", "ccdiag ranks"}});
+  add("user_code_bug", L::framework, 0.03,
+      "An exception or bug in the training script on one rank (the others then wait in a collective).",
+      "Python traceback or non-zero child exit on the first failing rank before peers time out.",
+      "No exception on any rank; hardware errors first.",
+      {{"Read the first failing rank's traceback (torchrun prints it under 'Root Cause')", "ccdiag logs <log-dir>"}});
+  add("gpu_memory_exhausted", L::framework, 0.02,
+      "A rank ran out of GPU memory (CUDA OOM) and failed or stalled; peers time out.",
+      "torch.OutOfMemoryError / 'CUDA out of memory' / NCCL 'Cuda failure out of memory' on the culprit.",
+      "No OOM message; memory headroom in NVML.",
+      {{"Check memory headroom on the culprit GPU", "nvidia-smi -q -d MEMORY -i {gpu}"},
+       {"Reduce batch size or enable expandable segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"}});
+  add("straggler_or_timeout_too_short", L::framework, 0.03,
+      "All ranks reach the collective but one arrives late (slow dataloader, checkpoint, GC, slow GPU), or "
+      "the timeout is shorter than a legitimate long step.",
+      "Flight recorder: one rank consistently last to enqueue; watchdog timeout with no other error; timeout "
+      "value small.",
+      "A rank that never arrives; transport or hardware errors.",
+      {{"Find the slow rank from flight-recorder enqueue times", "ccdiag fr <dump-dir>"},
+       {"Raise the process-group timeout if steps legitimately exceed it",
+        "torch.distributed.init_process_group(..., timeout=datetime.timedelta(minutes=30))"}});
+  add("rank_process_died", L::framework, 0.03,
+      "A rank's process died (crash, signal, OOM killer, node reboot); the others wait for it or see "
+      "'remote process exited'.",
+      "torchrun 'exitcode' / 'Signal N' for one rank; OOM killer line; peers' 'Connection closed by remote "
+      "peer' after it.",
+      "All rank processes alive on every host.",
+      {{"Find the first rank that exited and why (exit code, signal, OOM killer)", "ccdiag logs <log-dir>"},
+       {"Check the kernel log of that host for the OOM killer or Xid", "ccdiag probe kernel --since 1h"}});
+  add("rank_stuck_in_host_code", L::framework, 0.03,
+      "A rank is stuck outside NCCL in its own host code: dataloader, I/O on a hung filesystem, a Python "
+      "deadlock, checkpointing.",
+      "Stack census: culprit rank's main thread in I/O, a lock or dataloader while the others wait in a "
+      "collective; D-state task.",
+      "Culprit's main thread inside a collective wait.",
+      {{"Dump native and Python stacks of every rank and look at the odd one out", "ccdiag stacks --ranks"}});
+
+  // ---- nccl (0.05) ----
+  add("nccl_bug", L::nccl, 0.015,
+      "A defect in NCCL itself (wrong topology decision, internal error, known issue of this version).",
+      "ncclInternalError without a platform cause; behaviour matching a known NCCL issue for this version.",
+      "A platform or configuration cause that explains the failure.",
+      {{"Retry with the latest NCCL and report with NCCL_DEBUG=INFO logs",
+        "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH <relaunch>"}});
+  add("nccl_version_mismatch", L::nccl, 0.01,
+      "Ranks or hosts run different NCCL (or CUDA/driver) versions.",
+      "'Mismatched NCCL version detected'; different 'NCCL version' lines or libnccl versions across hosts.",
+      "The same NCCL version on every rank.",
+      {{"Compare NCCL versions across hosts", "ccdiag analyze <bundle-dir>"},
+       {"Pin one NCCL build in the job image", "python -c 'import torch; print(torch.cuda.nccl.version())'"}});
+  add("net_plugin_mismatch", L::nccl, 0.005,
+      "The NCCL network plugin is missing, of the wrong ABI, or differs across hosts.",
+      "'Failed to initialize any NET plugin'; NET/Plugin load failures; plugin differs per host.",
+      "The same plugin loaded everywhere.",
+      {{"Check which net plugin each rank loaded", "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET <relaunch>"}});
+  add("nvls_path_failure", L::nccl, 0.005,
+      "NVLink SHARP (NVLS) multicast setup or operation failed (fabric manager, NVSwitch, IMEX).",
+      "'Failed to bind NVLink SHARP (NVLS) Multicast memory'; hang in NVLS setup; MNNVL/IMEX warnings.",
+      "NVLS disabled or not in use.",
+      {{"Confirm by disabling NVLS", "NCCL_NVLS_ENABLE=0 <relaunch>"},
+       {"Check the fabric manager and NVSwitch state", "nvidia-smi -q | grep -A4 Fabric"}});
+  add("nccl_config_error", L::nccl, 0.01,
+      "A bad NCCL_* setting (algorithm/protocol restriction, disabled transports, wrong HCA filter).",
+      "'No algorithm/protocol available'; 'No transport found'; NCCL_* set by environment differently across "
+      "ranks.",
+      "Default NCCL settings.",
+      {{"List the NCCL_* variables each rank sets and drop the unusual ones", "ccdiag ranks --json"}});
+  add("cuda_graph_or_stream_misuse", L::nccl, 0.005,
+      "CUDA graph capture or stream usage that NCCL does not support (mixed captured/uncaptured comms in a "
+      "group, several GPUs per process in graphs).",
+      "NCCL warnings about graph capture in a group; hang only with CUDA graphs on.",
+      "Graphs disabled.",
+      {{"Confirm by disabling CUDA graphs in the framework", "<relaunch without cuda graphs>"}});
+
+  // ---- transport (0.20 network share, split) ----
+  add("ib_transport_retry_exceeded", L::transport, 0.05,
+      "InfiniBand/RoCE transport retries exhausted (IBV_WC_RETRY_EXC_ERR, status 12): the peer NIC did not "
+      "acknowledge (link down, port flapping, remote node gone, congestion).",
+      "'NET/IB: Got completion from peer ... status=12'; link_downed / symbol errors on the NIC; the peer "
+      "named in the error.",
+      "A rank that died before the error (then it is a cascade).",
+      {{"Test the NIC pair named in the error", "ib_write_bw -d {nic} --report_gbits  # then on the peer: ib_write_bw -d <peer-nic> {host}"},
+       {"Check the port error counters on both ends", "ccdiag probe rdma --interval 5"}});
+  add("roce_gid_index_mismatch", L::transport, 0.015,
+      "RoCE GID index / RoCE version differs from what the fabric routes (wrong NCCL_IB_GID_INDEX, IPv4 vs "
+      "IPv6 GID, v1 vs v2).",
+      "ibv_modify_qp 'Invalid argument' to RTR; GID table changed events; different GID types across hosts.",
+      "Native InfiniBand link layer.",
+      {{"Show the GID table of the NIC and pick the RoCE v2 IPv4 entry", "show_gids {nic}"},
+       {"Set the GID index explicitly", "NCCL_IB_GID_INDEX=3 <relaunch>"}});
+  add("mtu_mismatch", L::transport, 0.01,
+      "Path MTU differs between the two ends of a connection (netdev MTU or IB active_mtu skew).",
+      "Different MTU across hosts in bundles; QP modify failures with MTU; RoCE drops.",
+      "One MTU everywhere.",
+      {{"Compare MTUs across hosts", "ccdiag analyze <bundle-dir>"}});
+  add("unusable_hca_selected", L::transport, 0.02,
+      "NCCL selected an RDMA device that exists but cannot be used from this environment (container without "
+      "the device, MOFED mismatch, wrong port).",
+      "ibv_* calls fail with 'No such device' / 'Operation not supported' at connection setup on a named HCA.",
+      "The same HCA working in another job on this host.",
+      {{"Exclude the HCA or select the usable ones", "NCCL_IB_HCA=^{nic} <relaunch>"},
+       {"Compare rdma-core/MOFED in the container with the host", "ibv_devinfo -d {nic}"}});
+  add("nic_pair_unreachable", L::transport, 0.02,
+      "Two NICs cannot reach each other (different rails without cross-rail routing, partition key, "
+      "routing).",
+      "ibv_modify_qp 'Connection timed out' to RTR/RTS; completion errors only between specific NIC pairs.",
+      "The pair passes ib_write_bw.",
+      {{"Test the suspect NIC pair directly", "ib_write_bw -d {nic} --report_gbits"},
+       {"Keep traffic on one rail", "NCCL_CROSS_NIC=0 <relaunch>"}});
+  add("qp_error_state", L::transport, 0.02,
+      "A queue pair of the job went to the error state (fatal async event, WR flush errors).",
+      "RDMA netlink: QPs in ERR for the job's pid; NCCL 'async fatal event on QP'; status 5 WR_FLUSH_ERR.",
+      "All QPs in RTS.",
+      {{"List the job's QPs and their states", "rdma resource show qp"}});
+  add("socket_connection_failure", L::transport, 0.02,
+      "TCP connections between ranks (bootstrap, proxy, socket transport) fail or are reset.",
+      "'Connection reset by peer', 'Connection refused', socket connect failures after init.",
+      "A peer process that died first (then it is rank_process_died).",
+      {{"Check which interface NCCL uses and test TCP between the hosts", "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET <relaunch>"}});
+  add("bootstrap_unreachable", L::transport, 0.02,
+      "Ranks cannot reach the bootstrap root or each other's bootstrap sockets (MASTER_ADDR/port, routing).",
+      "'connect to ... failed', 'exceeded error retry count' during init; TCPStore/rendezvous timeouts.",
+      "Init completes on all ranks.",
+      {{"Check that MASTER_ADDR resolves and the port is reachable from every host", "nc -vz $MASTER_ADDR $MASTER_PORT"}});
+
+  // ---- hardware (0.35 GPU + part of network) ----
+  add("gpu_fell_off_bus", L::hardware, 0.06,
+      "A GPU fell off the PCIe bus (Xid 79) or is lost to NVML.",
+      "Xid 79 / 'GPU has fallen off the bus'; NVML GPU lost; CUDA errors on the rank bound to it.",
+      "GPU visible and healthy in NVML.",
+      {{"Drain the host and reset or replace the GPU", "nvidia-smi -q -i {gpu}"},
+       {"Check PCIe AER errors on the GPU's path", "ccdiag probe pcie"}});
+  add("gpu_xid_nvlink_fault", L::hardware, 0.04,
+      "NVLink error reported by the GPU driver (Xid 74) or NVSwitch (SXid).",
+      "Xid 74 / SXid on the culprit GPU; NVLink error counters rising.",
+      "No NVLink errors.",
+      {{"Check NVLink state and error counters", "nvidia-smi nvlink -s -i {gpu}; nvidia-smi nvlink -e -i {gpu}"},
+       {"Drain the node for NVLink diagnosis", "dcgmi diag -r 3"}});
+  add("gpu_ecc_or_memory_fault", L::hardware, 0.08,
+      "Uncorrectable ECC / HBM / SRAM error or row-remapping failure on a GPU (Xid 48, 63, 64, 94, 95).",
+      "Xid 48/63/64/94/95; NVML volatile uncorrectable ECC; remapping pending or failed.",
+      "Zero uncorrectable ECC errors.",
+      {{"Read ECC and row-remapping state", "nvidia-smi -q -d ECC,ROW_REMAPPER -i {gpu}"},
+       {"Reset the GPU (or drain and RMA if remapping failed)", "nvidia-smi -r -i {gpu}"}});
+  add("gpu_hung_kernel", L::hardware, 0.05,
+      "A GPU stopped making progress (Xid 8/13/31/43/109/119/120: timeout, exception, GSP error) or a "
+      "kernel never completes.",
+      "Xid 8/13/31/43/109/119/120 on the culprit; GPU at 100% utilisation with no progress on one rank.",
+      "Clean kernel log for the GPU.",
+      {{"Check the GPU and GSP state", "nvidia-smi -q -i {gpu}"},
+       {"Reset the GPU once the job is stopped", "nvidia-smi -r -i {gpu}"}});
+  add("nvlink_down_or_degraded", L::hardware, 0.03,
+      "One or more NVLinks are down or degraded (fewer active links, replay/recovery errors rising).",
+      "NVML link inactive; CRC/replay/recovery counters rising; NCCL 'P2P is disabled between NVLINK "
+      "connected GPUs'.",
+      "All links active with steady counters.",
+      {{"Show NVLink status of the GPU", "nvidia-smi nvlink -s -i {gpu}"},
+       {"Run an NVLink bandwidth test on the node", "nvbandwidth -t device_to_device_memcpy_read_ce"}});
+  add("pcie_acs_p2p_blocked", L::hardware, 0.02,
+      "PCIe ACS redirects peer-to-peer traffic to the root complex: P2P / GPUDirect RDMA hangs or crawls.",
+      "ACSCtl SrcValid+/ReqRedir+ on bridges between GPUs or GPU and NIC; LOC_PROT_ERR completion errors.",
+      "ACS off on every bridge on the path.",
+      {{"Check ACS control on the bridges between the GPUs", "lspci -vvv | grep -E 'ACSCtl'"},
+       {"Confirm by disabling P2P", "NCCL_P2P_DISABLE=1 <relaunch>"}});
+  add("iommu_blocks_p2p", L::hardware, 0.02,
+      "The IOMMU (VT-d / AMD-Vi) in translated mode blocks or redirects GPU peer-to-peer DMA: P2P "
+      "collectives hang with GPUs at 100% and no NCCL error.",
+      "IOMMU enabled (intel_iommu=on without iommu=pt, iommu groups present); DMAR faults; hang after init "
+      "with P2P transport; GPUs behind a PCIe switch.",
+      "iommu=pt or IOMMU off; P2P bandwidth test passes.",
+      {{"Check the kernel command line and DMAR faults", "cat /proc/cmdline; dmesg | grep -i -E 'DMAR|IOMMU'"},
+       {"Confirm by disabling P2P; fix with iommu=pt or intel_iommu=off", "NCCL_P2P_DISABLE=1 <relaunch>"}});
+  add("pcie_link_degraded", L::hardware, 0.02,
+      "A PCIe link trained below its capability (lost width, or lost speed under load) or reports AER errors.",
+      "current_link_width < max_link_width; AER correctable/fatal counters rising.",
+      "Link at max width and speed under load.",
+      {{"Compare current and max link speed/width on the GPU and NIC paths", "ccdiag probe pcie"}});
+  add("pcie_topology_misdetected", L::hardware, 0.01,
+      "NCCL's view of the PCIe/host topology is wrong (virtualised topology, host identity collision, wrong "
+      "NCCL_TOPO_FILE), so it picks an impossible or slow path.",
+      "P2P/IPC or SHM between ranks on different hosts; nNodes lower than the real host count; NET between "
+      "GPUs of one switch.",
+      "Transports that match the physical placement.",
+      {{"Dump NCCL's detected topology and compare with the hardware", "NCCL_TOPO_DUMP_FILE=/tmp/topo.xml <relaunch>"},
+       {"Give each host a unique identity", "NCCL_HOSTID=$(hostname -f) <relaunch>"}});
+  add("gpu_driver_p2p_bug", L::hardware, 0.01,
+      "A GPU driver defect in peer-to-peer (CUDA IPC / P2P) between specific GPUs.",
+      "P2P failures with no ACS/IOMMU cause on a driver version with a known P2P issue.",
+      "P2P works after a driver change.",
+      {{"Test P2P between the GPU pair", "ccdiag probe p2p"}});
+  add("nic_link_flapping", L::hardware, 0.03,
+      "A NIC port or cable flaps (link down/up), causing retries and completion errors.",
+      "link_downed / carrier_changes counters increasing; port error async events; mlx5 port state changes in "
+      "the kernel log.",
+      "Steady counters over the sampling interval.",
+      {{"Sample the port counters twice and check link_downed / symbol_error", "ccdiag probe rdma --interval 10"},
+       {"Reseat or replace the cable / transceiver on the flapping port", "mlxlink -d {nic} -m"}});
+  add("nic_port_down", L::hardware, 0.02,
+      "An RDMA port is down (state DOWN / phys_state Polling or Disabled).",
+      "Port state not ACTIVE; phys_state not LinkUp; NCCL 'No device found' or completion errors on it.",
+      "Port ACTIVE and LinkUp.",
+      {{"Show the port state", "ibstat {nic}"}});
+
+  // ---- system-config (0.15 host/OS) ----
+  add("container_shm_too_small", L::system_config, 0.03,
+      "/dev/shm is too small (container default 64 MB), so NCCL's shared-memory transport cannot create its "
+      "segments.",
+      "NCCL 'failed to extend /dev/shm/nccl-* ... No space left on device'; /dev/shm size under 1 GB.",
+      "Large /dev/shm; no shm errors.",
+      {{"Give the container a larger /dev/shm", "docker run --shm-size=16g ...  # k8s: emptyDir {medium: Memory}"},
+       {"Workaround only: disable the SHM transport", "NCCL_SHM_DISABLE=1 <relaunch>"}});
+  add("wrong_network_interface", L::system_config, 0.025,
+      "NCCL_SOCKET_IFNAME (or the default choice) names an interface that is missing, down or unroutable on "
+      "some hosts.",
+      "NCCL_SOCKET_IFNAME set but no 'Bootstrap : Using' line; 'no socket interface found'; bad address "
+      "family errors.",
+      "The interface exists and is used.",
+      {{"List interfaces on every host and set NCCL_SOCKET_IFNAME to a routable one", "ip -br addr"}});
+  add("hostname_resolves_to_loopback", L::system_config, 0.01,
+      "The hostname resolves to 127.0.x.x, so peers are told to connect to loopback.",
+      "Bootstrap or TCPStore addresses in 127.0.0.0/8 on multi-host jobs.",
+      "Routable addresses in bootstrap lines.",
+      {{"Check what the hostname resolves to", "getent hosts $(hostname)"}});
+  add("firewall_blocked_ports", L::system_config, 0.01,
+      "A firewall blocks the ephemeral ports NCCL bootstrap and proxies use between hosts.",
+      "Connect timeouts between hosts that resolve and ping; 'No route to host' / 'Connection timed out'.",
+      "TCP to ephemeral ports works between the hosts.",
+      {{"Test a TCP connection on a high port between the hosts", "nc -l 40000 & nc -vz <peer> 40000"}});
+  add("fabric_manager_not_running", L::system_config, 0.01,
+      "NVIDIA Fabric Manager is not running on an NVSwitch system, so NVLink P2P / NVLS is unavailable.",
+      "NVML fabric state not completed; CUDA error 802 'system not yet initialized'; P2P disabled on NVLink "
+      "GPUs.",
+      "Fabric Manager active.",
+      {{"Check the fabric manager service", "systemctl status nvidia-fabricmanager"}});
+  add("fabric_manager_state", L::system_config, 0.005,
+      "Fabric Manager runs but the fabric is in a bad state (degraded NVSwitch, partition not activated).",
+      "NVML fabric status not success; SXid from NVSwitch.",
+      "Fabric state completed with success.",
+      {{"Query the fabric state of every GPU", "nvidia-smi -q | grep -A4 Fabric"}});
+  add("driver_library_mismatch", L::system_config, 0.01,
+      "The user-space driver library (libcuda / NVML) does not match the kernel module.",
+      "'Driver/library version mismatch'; NVML_ERROR_LIB_RM_VERSION_MISMATCH; CUDA error 803.",
+      "Matching versions.",
+      {{"Compare the kernel module and library versions", "cat /proc/driver/nvidia/version; nvidia-smi"}});
+  add("memlock_limit_too_low", L::system_config, 0.01,
+      "The locked-memory limit is too low for RDMA registration (ibv_reg_mr / ibv_create_qp fail with ENOMEM).",
+      "'Call to ibv_reg_mr failed' / 'ibv_create_qp failed ... Cannot allocate memory'; low Max locked memory "
+      "in /proc/<pid>/limits.",
+      "Unlimited memlock.",
+      {{"Raise the memlock limit for the job", "ulimit -l unlimited  # docker: --ulimit memlock=-1"}});
+  add("gpudirect_rdma_module_missing", L::system_config, 0.01,
+      "GPUDirect RDMA is unavailable: nvidia-peermem not loaded and no dma-buf support, so NCCL falls back or "
+      "fails to register GPU memory.",
+      "'GPU Direct RDMA Disabled'; ibv_reg_mr failures on GPU memory; no nvidia_peermem module.",
+      "nvidia_peermem loaded or dma-buf in use.",
+      {{"Load the peer-memory module", "modprobe nvidia-peermem && lsmod | grep nvidia_peermem"}});
+  add("removeipc_deletes_shm", L::system_config, 0.005,
+      "systemd-logind RemoveIPC=yes deletes NCCL's shared-memory segments when the user's last session ends.",
+      "NCCL 'unlink shared memory ... failed' / missing /dev/shm/nccl-* segments; RemoveIPC=yes.",
+      "RemoveIPC=no.",
+      {{"Disable RemoveIPC", "echo RemoveIPC=no >> /etc/systemd/logind.conf && systemctl restart systemd-logind"}});
+  return c;
+}
+
+}  // namespace
+
+const std::vector<CauseInfo>& cause_catalogue() {
+  static const std::vector<CauseInfo> catalogue = build();
+  return catalogue;
+}
+
+const CauseInfo* find_cause(std::string_view id) {
+  for (const auto& c : cause_catalogue())
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+std::vector<NextStep> next_steps_for(const CauseInfo& cause, const Subject& culprit) {
+  std::map<std::string, std::string> vars;
+  if (culprit.host) vars["{host}"] = *culprit.host;
+  if (culprit.rank) vars["{rank}"] = std::to_string(*culprit.rank);
+  if (culprit.gpu) vars["{gpu}"] = *culprit.gpu;
+  if (culprit.nic) vars["{nic}"] = *culprit.nic;
+  if (culprit.port) vars["{port}"] = std::to_string(*culprit.port);
+  if (culprit.seq) vars["{seq}"] = std::to_string(*culprit.seq);
+  if (culprit.process_group) vars["{process_group}"] = *culprit.process_group;
+  std::vector<NextStep> out;
+  for (const auto& s : cause.next_steps) {
+    std::string cmd = s.command;
+    for (const auto& [k, v] : vars) {
+      for (size_t p = cmd.find(k); p != std::string::npos; p = cmd.find(k, p + v.size())) cmd.replace(p, k.size(), v);
+    }
+    out.push_back(NextStep{s.action, cmd});
+  }
+  return out;
+}
+
+}  // namespace ccdiag

@@ -1,0 +1,28 @@
+// Rule: every primary finding that names causes it supports (a log signature,
+// an Xid, a flight-recorder mismatch) votes for them, with its subject as the
+// culprit. Cascades and context never vote: a peer's "remote process exited"
+// is a consequence, not a cause.
+#include "analysis/tree/rules/rules.hpp"
+
+namespace ccdiag::rules {
+
+void finding_support(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  for (const auto& f : set.findings) {
+    if (f.role == FindingRole::cascade || f.role == FindingRole::context) continue;
+    for (const auto& s : f.supports) {
+      Hypothesis h;
+      h.cause = s.cause;
+      h.culprit = f.subject;
+      h.weight = s.weight;
+      // The same signature repeated on many lines or ranks is one piece of
+      // evidence, not many: key by finding id.
+      h.evidence_key = f.id;
+      h.finding_ids = {f.id};
+      h.why = f.summary;
+      h.order = f.order;
+      out.push_back(std::move(h));
+    }
+  }
+}
+
+}  // namespace ccdiag::rules

@@ -1,0 +1,20 @@
+#include "cli/common.hpp"
+
+#include <ostream>
+
+namespace ccdiag {
+
+void add_output_flags(CLI::App* sub, OutputOptions& opts, bool markdown) {
+  auto* j = sub->add_flag("--json", opts.json, "Print JSON (stable schema, docs/schema/)");
+  if (markdown) {
+    auto* m = sub->add_flag("--markdown", opts.markdown, "Print a Markdown summary for a ticket");
+    j->excludes(m);
+  }
+}
+
+int report_input_error(CommandContext& ctx, const Error& e) {
+  ctx.err << "ccdiag: error: " << e.one_line() << '\n';
+  return kExitUsage;
+}
+
+}  // namespace ccdiag

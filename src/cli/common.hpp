@@ -1,0 +1,55 @@
+// What every subcommand shares: the global options, the streams, the exit code.
+// Options structs are plain data; each subcommand file registers itself with
+// register_<name>() and runs with run_<name>(opts, ctx).
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "ccdiag/exit_codes.hpp"
+#include "ccdiag/result.hpp"
+#include "ccdiag/sysroot.hpp"
+
+namespace ccdiag {
+
+struct GlobalOptions {
+  std::string root;          // --root DIR: prefix for /proc, /sys, /dev
+  std::string kernel_log;    // --kernel-log FILE: instead of /dev/kmsg
+  double timeout_s = 10.0;   // --timeout SECONDS: wall-clock bound for live probes
+  bool verbose = false;
+
+  SysRoot sysroot() const { return root.empty() ? SysRoot() : SysRoot(root); }
+  std::optional<std::string> kernel_log_file() const {
+    return kernel_log.empty() ? std::nullopt : std::optional<std::string>(kernel_log);
+  }
+};
+
+enum class OutputFormat { text, json, markdown };
+
+struct OutputOptions {
+  bool json = false;
+  bool markdown = false;
+  OutputFormat format() const { return json ? OutputFormat::json : markdown ? OutputFormat::markdown : OutputFormat::text; }
+};
+
+struct CommandContext {
+  GlobalOptions global;
+  std::ostream& out;
+  std::ostream& err;
+  int exit_code = kExitHealthy;
+};
+
+// Adds --json and --markdown (mutually exclusive) to a subcommand.
+void add_output_flags(CLI::App* sub, OutputOptions& opts, bool markdown = true);
+
+// Prints "ccdiag: error: <one line>" and returns kExitUsage.
+int report_input_error(CommandContext& ctx, const Error& e);
+
+void register_diagnose(CLI::App& app, CommandContext& ctx);
+void register_collect(CLI::App& app, CommandContext& ctx);
+void register_info(CLI::App& app, CommandContext& ctx);
+
+}  // namespace ccdiag

@@ -1,0 +1,66 @@
+#include "cli/live_bundle.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "collectors/collector.hpp"
+#include "ccdiag/version.hpp"
+
+namespace ccdiag {
+
+Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string& out_dir,
+                                       const std::vector<std::string>& extra_logs) {
+  LiveBundle lb;
+  if (out_dir.empty()) {
+    char tmpl[] = "/tmp/ccdiag-live-XXXXXX";
+    if (!::mkdtemp(tmpl)) return make_error(std::string("cannot create a temporary directory: ") + std::strerror(errno), "/tmp");
+    lb.temp = std::make_shared<TempDir>();
+    lb.temp->path = tmpl;
+  } else {
+    lb.out_dir = out_dir;
+  }
+  // Read the user's logs first: a bad path is an input error before any probing.
+  std::vector<std::pair<std::string, std::string>> logs;
+  for (const auto& path : extra_logs) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return make_error("cannot open log file", path, "check the path given to --log");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    logs.emplace_back("logs/" + std::filesystem::path(path).filename().string(), ss.str());
+  }
+
+  CollectContext cc;
+  cc.root = g.sysroot();
+  cc.kernel_log_file = g.kernel_log_file();
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g.timeout_s * 1000));
+  CollectResult res = collect_host(cc, timeout);
+
+  BundleWriteRequest req;
+  req.out_dir = lb.dir();
+  req.manifest.ccdiag_version = version_string();
+  req.manifest.host = res.host;
+  req.manifest.kernel = res.kernel;
+  {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    req.manifest.time = buf;
+  }
+  nlohmann::json collectors = nlohmann::json::array();
+  for (const auto& c : all_collectors()) collectors.push_back(c.name);
+  req.manifest.raw = {{"collectors", collectors}, {"root", g.root.empty() ? "/" : "<fixture>"}};
+  req.evidence = std::move(res.evidence);
+  req.unchecked = res.unchecked;
+  req.raw = std::move(res.raw);
+  for (auto& l : logs) req.raw.push_back(std::move(l));
+  lb.unchecked = res.unchecked.size();
+  if (auto st = write_bundle(req); !st) return st.error();
+  return lb;
+}
+
+}  // namespace ccdiag

@@ -1,0 +1,59 @@
+// Collector: reads one part of the live host (through SysRoot) and returns
+// evidence and raw artefacts for the bundle. Collectors run in forked children
+// under a deadline (sys/probe_runner.hpp), so one that blocks in foreign code
+// becomes a `timeout` entry instead of a hung ccdiag.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ccdiag/evidence.hpp"
+#include "ccdiag/report.hpp"
+#include "ccdiag/sysroot.hpp"
+
+namespace ccdiag {
+
+struct CollectContext {
+  SysRoot root;
+  std::optional<std::string> kernel_log_file;  // --kernel-log: read this instead of /dev/kmsg
+  std::string host;                             // resolved hostname (from root)
+};
+
+struct CollectorOutput {
+  std::vector<Evidence> evidence;
+  std::vector<std::pair<std::string, std::string>> raw;  // path under raw/ -> contents
+  std::vector<Unchecked> unchecked;
+};
+
+struct CollectorInfo {
+  std::string name;                        // "host", "versions", "kernel_log"
+  std::chrono::milliseconds budget;        // its own limit, capped by --timeout
+  std::function<CollectorOutput(const CollectContext&)> run;
+};
+
+// Every collector, in bundle order (collectors/registry.cpp).
+const std::vector<CollectorInfo>& all_collectors();
+
+struct CollectResult {
+  std::string host;
+  std::string kernel;
+  std::vector<Evidence> evidence;
+  std::vector<std::pair<std::string, std::string>> raw;
+  std::vector<Unchecked> unchecked;
+};
+
+// Runs every collector concurrently, each in a child with min(budget, timeout);
+// returns within `timeout` (plus process start/stop overhead).
+CollectResult collect_host(const CollectContext& ctx, std::chrono::milliseconds timeout);
+
+// Hostname as the host (or the --root tree) knows it.
+std::string read_hostname(const SysRoot& root);
+
+nlohmann::json to_json(const CollectorOutput& out);
+CollectorOutput collector_output_from_json(const nlohmann::json& j);
+
+}  // namespace ccdiag

@@ -1,0 +1,48 @@
+// Wiring only: build the CLI, register subcommands, map errors to exit codes.
+#include <iostream>
+
+#include "ccdiag/exit_codes.hpp"
+#include "ccdiag/version.hpp"
+#include "cli/common.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ccdiag;
+  CLI::App app{"ccdiag: diagnose hung, failing or slow NCCL / PyTorch distributed jobs", "ccdiag"};
+  app.set_version_flag("--version", version_string());
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  CommandContext ctx{GlobalOptions{}, std::cout, std::cerr};
+  app.add_option("--root", ctx.global.root, "Read /proc, /sys and /dev under DIR (a captured or fixture tree)");
+  app.add_option("--kernel-log", ctx.global.kernel_log, "Read the kernel log from FILE instead of /dev/kmsg");
+  app.add_option("--timeout", ctx.global.timeout_s, "Bound on live probing, in seconds (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_flag("-v,--verbose", ctx.global.verbose, "Show every finding");
+
+  register_diagnose(app, ctx);
+  register_collect(app, ctx);
+  register_info(app, ctx);
+
+  app.footer(
+      "Examples:\n"
+      "  ccdiag diagnose                          # what is wrong on this host, now\n"
+      "  ccdiag diagnose node*/ --json            # post-mortem over bundles of many hosts\n"
+      "  ccdiag diagnose --log rank*.log          # logs only\n"
+      "  ccdiag collect --out /tmp/ccdiag-$(hostname)\n"
+      "\n"
+      "Exit codes: 0 nothing found, 1 problem found, 2 usage or input error,\n"
+      "            3 partial (some probes could not run), 4 internal error.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "ccdiag: internal error: " << e.what() << " (please report this)\n";
+    return kExitInternal;
+  }
+  return ctx.exit_code;
+}

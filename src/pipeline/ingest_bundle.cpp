@@ -1,0 +1,72 @@
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "collectors/kernel/kernel_log.hpp"
+#include "pipeline/ingest.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ccdiag {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+Result<std::string> read_whole(const std::string& path, const std::string& shown) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot read", shown);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Status ingest_bundle(const Bundle& b, EvidenceSet& set, std::vector<LogFile>& logs_out) {
+  set.inputs.push_back(b.input);
+  set.add_host(b.manifest.host);
+  for (const auto& e : b.evidence) set.evidence.push_back(e);
+  for (const auto& u : b.unchecked) set.unchecked.push_back(u);
+  for (const auto& rel : b.raw_files) {
+    const std::string path = (fs::path(b.dir) / rel).string();
+    const std::string shown = b.manifest.host + ":" + rel;
+    if (rel == "raw/kernel.log" || starts_with(rel, "raw/kernel/")) {
+      auto text = read_whole(path, b.input + "/" + rel);
+      if (!text) return text.error();
+      auto parsed = parse_kernel_log(*text, shown, b.manifest.host);
+      set.append(std::move(parsed.set));
+    } else if (starts_with(rel, "raw/logs/")) {
+      logs_out.push_back(LogFile{path, shown, b.manifest.host});
+    }
+    // Other raw artefacts (raw/fr/, raw/nccl/, raw/proc/...) are read by the
+    // layers that own them; unknown files are kept for humans.
+  }
+  return Ok{};
+}
+
+Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
+  EvidenceSet set;
+  std::vector<LogFile> logs;
+  // Bundles are read one at a time; only their evidence stays in memory.
+  for (const auto& path : inputs.bundles) {
+    auto b = read_bundle(path);
+    if (!b) return b.error();
+    if (auto st = ingest_bundle(*b, set, logs); !st) return st.error();
+    // Raw logs of a tarball live in its temporary directory: analyse them now,
+    // before the directory goes away with the bundle.
+    if (b->temp && !logs.empty()) {
+      if (auto st = ingest_logs(logs, set); !st) return st.error();
+      logs.clear();
+    }
+  }
+  for (const auto& path : inputs.logs) {
+    logs.push_back(LogFile{path, path, ""});
+    set.inputs.push_back(path);
+  }
+  if (!logs.empty())
+    if (auto st = ingest_logs(logs, set); !st) return st.error();
+  return set;
+}
+
+}  // namespace ccdiag

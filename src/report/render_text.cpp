@@ -1,0 +1,101 @@
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iomanip>
+
+#include <fmt/format.h>
+
+#include "report/render.hpp"
+
+namespace ccdiag {
+
+bool want_color(int fd) {
+  const char* nc = std::getenv("NO_COLOR");
+  if (nc && *nc) return false;
+  return ::isatty(fd) == 1;
+}
+
+namespace {
+
+struct Paint {
+  bool on;
+  std::string operator()(const std::string& s, const char* code) const {
+    return on ? std::string("\033[") + code + "m" + s + "\033[0m" : s;
+  }
+};
+
+const char* severity_color(Severity s) {
+  switch (s) {
+    case Severity::critical: return "1;31";
+    case Severity::error: return "31";
+    case Severity::warning: return "33";
+    default: return "2";
+  }
+}
+
+std::string where(const Finding& f) {
+  if (f.provenance.empty()) return "";
+  const auto& p = f.provenance.front();
+  return p.line ? fmt::format("{}:{}", p.source, *p.line) : p.source;
+}
+
+}  // namespace
+
+void render_text(const Report& r, std::ostream& out, const TextStyle& style) {
+  Paint paint{style.color};
+  const auto& v = r.verdict;
+  const bool problem = v.root_cause != kNoProblemFound;
+  std::string head = v.root_cause;
+  if (v.layer) head += fmt::format(" ({})", to_string(*v.layer));
+  out << paint("verdict:", "1") << ' ' << paint(head, problem ? "1;31" : "1;32")
+      << fmt::format("  confidence {:.2f}", v.confidence) << '\n';
+  if (!v.culprit.empty()) out << paint("culprit:", "1") << ' ' << v.culprit.describe() << '\n';
+  if (!r.next_steps.empty()) {
+    out << paint("next:", "1") << ' ' << r.next_steps.front().action;
+    if (!r.next_steps.front().command.empty()) out << "\n      $ " << r.next_steps.front().command;
+    out << '\n';
+  }
+  out << '\n' << v.summary << '\n';
+
+  if (!r.chain.empty()) {
+    out << '\n' << paint("Layers walked:", "1") << '\n';
+    for (const auto& s : r.chain)
+      out << fmt::format("  {:<14} {:<11} {}\n", to_string(s.layer), to_string(s.outcome), s.note);
+  }
+  if (!r.findings.empty()) {
+    out << '\n' << paint(fmt::format("Findings ({}):", r.findings.size()), "1") << '\n';
+    size_t shown = 0;
+    for (const auto& f : r.findings) {
+      if (!style.verbose && shown == 20) {
+        out << fmt::format("  ... {} more (use --json or --verbose)\n", r.findings.size() - shown);
+        break;
+      }
+      ++shown;
+      std::string role = f.role == FindingRole::primary ? "" : fmt::format(" [{}]", to_string(f.role));
+      out << "  " << paint(fmt::format("{:<8}", to_string(f.severity)), severity_color(f.severity)) << ' '
+          << f.summary << role;
+      const std::string w = where(f);
+      if (!w.empty()) out << paint("  (" + w + ")", "2");
+      out << '\n';
+    }
+  }
+  if (!r.alternatives.empty()) {
+    out << '\n' << paint("Alternatives:", "1") << '\n';
+    for (const auto& a : r.alternatives)
+      out << fmt::format("  {:<32} {:.2f}  {}\n", a.root_cause, a.score, a.why);
+  }
+  if (r.next_steps.size() > 1) {
+    out << '\n' << paint("Next steps:", "1") << '\n';
+    int i = 1;
+    for (const auto& n : r.next_steps) {
+      out << fmt::format("  {}. {}\n", i++, n.action);
+      if (!n.command.empty()) out << "     $ " << n.command << '\n';
+    }
+  }
+  if (!r.unchecked.empty()) {
+    out << '\n' << paint("Not checked:", "1") << '\n';
+    for (const auto& u : r.unchecked) out << "  - " << u.what << ": " << u.reason << '\n';
+  }
+}
+
+}  // namespace ccdiag

@@ -1,0 +1,59 @@
+// Probe runner: every collector runs under a deadline (design.md §1: ccdiag
+// never hangs). Collectors that can block inside foreign code (NVML, CUDA,
+// ptrace on a task in D state, a read on a hung filesystem or a FIFO) run in
+// a forked child; the parent waits on a pipe with poll() and SIGKILLs the
+// child at the deadline. The child sends its result as JSON over the pipe.
+//
+// Ownership: the child is always reaped (no zombies), also on timeout.
+// Failure modes: timeout -> Availability::timeout; child crash or bad JSON ->
+// Availability::error with the signal or parse error.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ccdiag/evidence.hpp"
+
+namespace ccdiag {
+
+struct ProbeOutcome {
+  Availability availability;               // ok, timeout or error
+  nlohmann::json value;                    // what the probe returned when ok
+  std::chrono::milliseconds elapsed{0};
+};
+
+// Runs `probe` in a forked child and returns its JSON result, or timeout/error.
+// `probe` must only compute and return: it runs in a copy of this process after
+// fork(), so it must not rely on other threads of the parent.
+ProbeOutcome run_probe_isolated(const std::string& name, std::chrono::milliseconds deadline,
+                                const std::function<nlohmann::json()>& probe);
+
+struct ProbeSpec {
+  std::string name;
+  std::chrono::milliseconds deadline;
+  std::function<nlohmann::json()> probe;
+};
+
+// Runs every probe in its own child at once and waits for all of them, each
+// killed at its own deadline: the whole call takes about the longest deadline,
+// not their sum. Results are in the order of `specs`.
+std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& specs);
+
+// A wall-clock budget shared by several probes: each gets min(its own limit,
+// what is left), so the whole run ends within --timeout.
+class Deadline {
+ public:
+  explicit Deadline(std::chrono::milliseconds total);
+  std::chrono::milliseconds remaining() const;
+  std::chrono::milliseconds slice(std::chrono::milliseconds want) const;
+  bool expired() const { return remaining().count() <= 0; }
+
+ private:
+  std::chrono::steady_clock::time_point end_;
+};
+
+}  // namespace ccdiag
