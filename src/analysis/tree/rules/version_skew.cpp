@@ -26,7 +26,10 @@ void version_skew(const EvidenceSet& set, std::vector<Hypothesis>& out) {
       Hypothesis h;
       h.cause = "nccl_version_mismatch";
       h.culprit.host = host;
-      h.weight = hosts.size() < most ? 30.0 : 8.0;
+      // A clear minority running another libnccl is a strong, specific
+      // explanation of a hang (NCCL does not check versions across hosts
+      // before 2.x init exchanges); a tie cannot say which side is odd.
+      h.weight = hosts.size() < most ? 150.0 : 8.0;
       h.evidence_key = "version_skew";
       h.finding_ids = {"config.nccl_version_skew"};
       h.why = "host " + host + " has NCCL " + v + " while " + std::to_string(most) + " host(s) have " + majority;
