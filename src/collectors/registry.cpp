@@ -8,10 +8,10 @@ using std::chrono::milliseconds;
 
 const std::vector<CollectorInfo>& all_collectors() {
   static const std::vector<CollectorInfo> collectors = {
-      {"host", milliseconds(2000), collect_host_identity},
-      {"versions", milliseconds(3000), collect_versions},
-      {"dev_shm", milliseconds(2000), collect_dev_shm},
-      {"kernel_log", milliseconds(5000), collect_kernel_log},
+      {"host", milliseconds(2000), collect_host_identity, "host.identity"},
+      {"versions", milliseconds(3000), collect_versions, "host.versions"},
+      {"dev_shm", milliseconds(2000), collect_dev_shm, "host.dev_shm"},
+      {"kernel_log", milliseconds(5000), collect_kernel_log, "kernel.source"},
   };
   return collectors;
 }
