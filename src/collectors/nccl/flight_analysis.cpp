@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -63,11 +64,6 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
       auto& slot = by_rank[s->rank];
       if (!slot || slot->created_ns < s->created_ns) slot = s;
     }
-    // What the furthest rank launched, per function.
-    std::array<uint64_t, kFrFuncCount> max_seq{};
-    for (auto& [r, s] : by_rank)
-      for (int f = 0; f < 5; ++f) max_seq[f] = std::max(max_seq[f], s->last_seq[f]);
-
     // The op the others are in: the lowest in-flight coll among ranks.
     std::optional<FrOp> common;
     for (auto& [r, s] : by_rank) {
@@ -75,8 +71,14 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
       if (op && (!common || (op->func_index == common->func_index && op->seq < common->seq))) common = op;
     }
 
-    const int n = std::max(a.nranks, by_rank.empty() ? 0 : by_rank.rbegin()->first + 1);
-    for (int r = 0; r < n; ++r) {
+    // Ranks listed: those with a file, and every rank of small comms (so a
+    // missing file shows). Large comms list only what was read plus the peers
+    // somebody waits on (added below), not thousands of "no_file" rows.
+    std::set<int> wanted;
+    for (auto& [r, s] : by_rank) wanted.insert(r);
+    if (a.nranks > 0 && a.nranks <= 256)
+      for (int r = 0; r < a.nranks; ++r) wanted.insert(r);
+    for (int r : wanted) {
       FrRankState st;
       st.rank = r;
       auto it = by_rank.find(r);
@@ -164,17 +166,36 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
       a.ranks.push_back(std::move(st));
     }
 
+    // Peers waited on that have no file still get a row (they are suspects).
+    for (size_t i = 0, n0 = a.ranks.size(); i < n0; ++i) {
+      auto w = a.ranks[i].waits_on;
+      if (!w || *w < 0 || (a.nranks > 0 && *w >= a.nranks) || wanted.count(*w)) continue;
+      wanted.insert(*w);
+      FrRankState st;
+      st.rank = *w;
+      st.where = "no_file";
+      st.detail = "no flight-recorder file for this rank (other host, plugin not loaded, or not collected)";
+      a.ranks.push_back(std::move(st));
+    }
+    std::sort(a.ranks.begin(), a.ranks.end(), [](const FrRankState& x, const FrRankState& y) { return x.rank < y.rank; });
+    auto state_of = [&a](int rank) -> const FrRankState* {
+      for (const auto& r : a.ranks)
+        if (r.rank == rank) return &r;
+      return nullptr;
+    };
+
     // Culprits: ranks whose own state is terminal. A receiver waiting on a
     // sender in SendWait is the same network pair: keep the sender.
     for (const auto& r : a.ranks)
       if (is_terminal(r.where)) a.culprits.push_back(r.rank);
     if (a.culprits.empty()) {
       // Follow waits: a peer with no file at all is the best we can name.
-      for (const auto& r : a.ranks)
-        if (r.waits_on && *r.waits_on >= 0 && *r.waits_on < static_cast<int>(a.ranks.size()) &&
-            a.ranks[static_cast<size_t>(*r.waits_on)].where == "no_file")
-          if (std::find(a.culprits.begin(), a.culprits.end(), *r.waits_on) == a.culprits.end())
-            a.culprits.push_back(*r.waits_on);
+      for (const auto& r : a.ranks) {
+        const FrRankState* peer = r.waits_on ? state_of(*r.waits_on) : nullptr;
+        if (peer && peer->where == "no_file" &&
+            std::find(a.culprits.begin(), a.culprits.end(), peer->rank) == a.culprits.end())
+          a.culprits.push_back(peer->rank);
+      }
     }
     // Precedence between terminal states of different ranks: the deepest
     // cause a peer's wait points at. Order: not_enqueued, proxy_stalled,
@@ -184,7 +205,7 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
     std::string verdict;
     for (const auto& w : order) {
       for (int c : a.culprits)
-        if (a.ranks[static_cast<size_t>(c)].where == w) {
+        if (state_of(c)->where == w) {
           verdict = w;
           break;
         }
@@ -194,7 +215,7 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
     if (!verdict.empty() && verdict != "peer_missing") {
       std::vector<int> keep;
       for (int c : a.culprits)
-        if (a.ranks[static_cast<size_t>(c)].where == verdict) keep.push_back(c);
+        if (state_of(c)->where == verdict) keep.push_back(c);
       a.culprits = keep;
     }
     bool any_waiting = std::any_of(a.ranks.begin(), a.ranks.end(), [](const FrRankState& r) {
@@ -211,7 +232,7 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
       a.layer = verdict == "peer_missing" ? "framework" : layer_of(verdict);
       std::string who;
       for (size_t i = 0; i < a.culprits.size(); ++i) who += (i ? "," : "") + std::to_string(a.culprits[i]);
-      const auto& first = a.ranks[static_cast<size_t>(a.culprits.front())];
+      const auto& first = *state_of(a.culprits.front());
       a.summary = fmt::format("comm {} stuck in {}: rank {} {}", comm_hex(hash),
                               a.in_flight.empty() ? "an op" : a.in_flight, who,
                               verdict == "peer_missing" ? "is waited on but has no flight recorder" : first.detail);
