@@ -132,6 +132,12 @@ int run_ras(const RasOptions& o, CommandContext& ctx) {
              {"format", r.format},
              {"json_unsupported", r.json_unsupported}};
     auto st = nccl::parse_ras_reply(r.reply);
+    if (r.availability.is_ok() && !st.recognised) {
+      // A truncated JSON report, or garbage after a good handshake.
+      r.availability = Availability::error("the reply of " + r.address + " is not a complete STATUS report");
+      query["availability"] = "error";
+      query["reason"] = r.availability.reason;
+    }
     if (!r.availability.is_ok() && !st.recognised) {
       if (o.output.json) {
         ctx.out << nlohmann::json{{"schema_version", kSchemaVersion}, {"query", query}, {"sources", nlohmann::json::array()},
@@ -144,12 +150,10 @@ int run_ras(const RasOptions& o, CommandContext& ctx) {
       }
       return kExitPartial;
     }
-    if (r.availability.is_ok() && !st.recognised) {
-      ctx.err << "ccdiag: RAS at " << r.address << " sent a reply that is not a STATUS report\n";
-      return kExitPartial;
-    }
+    // A report cut short (timeout, or the server closed mid-way) is used for
+    // what it says, but the run is partial: the missing part may hold the problem.
+    if (!r.availability.is_ok() || !st.complete) query["partial"] = true;
     sources.push_back({r.address, std::move(st)});
-    if (!r.availability.is_ok()) query["partial"] = true;
   }
   std::vector<Finding> findings;
   nlohmann::json src = nlohmann::json::array();
@@ -165,7 +169,9 @@ int run_ras(const RasOptions& o, CommandContext& ctx) {
   } else {
     for (const auto& s : sources) print_ras_text(ctx.out, s.status, s.name);
     print_findings(ctx.out, findings);
-    if (findings.empty()) ctx.out << "\nNo problem reported by RAS.\n";
+    if (findings.empty())
+      ctx.out << (!query.is_null() && query.contains("partial") ? "\nNo problem in the part of the report received.\n"
+                                                                 : "\nNo problem reported by RAS.\n");
   }
   if (!query.is_null() && query.contains("partial")) return kExitPartial;
   return has_primary(findings) ? kExitProblem : kExitHealthy;
@@ -256,14 +262,14 @@ int run_dump(const DumpOptions& o, CommandContext& ctx) {
                              a.comm_name.empty() ? "" : " \"" + a.comm_name + "\"", a.nranks);
       if (a.verdict == "healthy") ctx.out << "healthy — " << a.summary << '\n';
       else ctx.out << "STUCK (" << a.verdict << ", layer " << a.layer << ")\n  " << a.summary << '\n';
-      ctx.out << fmt::format("  {:>4}  {:>8}  {:<18}  {:<40}  {}\n", "rank", "pid", "where", "op", "waits on");
+      ctx.out << fmt::format("  {:>4}  {:>8}  {:<18}  {:<56}  {}\n", "rank", "pid", "where", "op", "waits on");
       for (const auto& r : a.ranks) {
         std::string waits;
         for (const auto& w : r.waits)
           waits += fmt::format("{}ch{} {} {} {} step {} {:.1f}s", waits.empty() ? "" : "; ", w.channel, w.direction,
                                w.direction == "send" ? "to" : "from", w.peer, w.step, w.age_s) +
                    " " + w.state;
-        ctx.out << fmt::format("  {:>4}  {:>8}  {:<18}  {:<40}  {}\n", r.rank, r.has_file ? std::to_string(r.pid) : "-",
+        ctx.out << fmt::format("  {:>4}  {:>8}  {:<18}  {:<56}  {}\n", r.rank, r.has_file ? std::to_string(r.pid) : "-",
                                r.where, r.op ? fmt_op(*r.op) : "-", waits.empty() ? "-" : waits);
       }
     }

@@ -292,6 +292,7 @@ class FlightRecorderTest(unittest.TestCase):
     def test_live_hung_process_by_pid(self):
         env = dict(os.environ, **self.env)
         p = subprocess.Popen([HARNESS, PLUGIN, "gpu_wait", "--hold"], stdout=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(p.stdout.close)
         self.addCleanup(p.kill)
         lines = [p.stdout.readline() for _ in range(5)]
         self.assertEqual(lines[-1].strip(), "holding")
@@ -354,8 +355,15 @@ class BundleTest(unittest.TestCase):
         b = self.make_bundle(scenario="send_stuck")
         doc, _ = run_json(["diagnose", b], expect_rc=1)
         self.assertIn("nccl.fr.network_wait", ids(doc))
-        self.assertEqual(doc["verdict"]["layer"], "transport")
+        # SendWait names the layer (network) and the rank, not yet the cause
+        # within it: the leading candidate is a transport cause on rank 1.
+        lead = doc["verdict"]["root_cause"]
+        if lead == "insufficient_evidence":
+            lead = doc["alternatives"][0]["root_cause"]
+        causes, _ = run_json(["diagnose", "--list-causes"], expect_rc=0, schema=None)
+        self.assertEqual({c["id"]: c["layer"] for c in causes}[lead], "transport")
         self.assertEqual(doc["verdict"]["culprit"].get("rank"), 1)
+        self.assertEqual(doc["verdict"]["culprit"].get("comm"), "0x5c1e0c4a9d2f7b31")
 
 
 if __name__ == "__main__":

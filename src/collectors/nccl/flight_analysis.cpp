@@ -6,6 +6,10 @@
 
 #include <fmt/format.h>
 
+// Weights are likelihood ratios on the scale the other layers use (Xid 79:
+// 200; Xid 46: 20): a recorder state names the layer firmly, the cause within
+// it less so (a SendWait says "network", not which cable).
+
 namespace ccdiag::nccl {
 
 namespace {
@@ -141,8 +145,9 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
                                 op.func, op.seq, st.op_age_s);
       } else if (const FrWait* w = find_state(kSendGpuWait) ? find_state(kSendGpuWait) : find_state(kRecvGpuWait)) {
         st.where = "gpu_wait";
-        st.detail = fmt::format("{} seq {}: channel {} {} to/from rank {} waits for its own GPU ({}) for {:.1f}s",
-                                op.func, op.seq, w->channel, w->direction, w->peer, w->state, w->age_s);
+        st.detail = fmt::format("{} seq {}: channel {} {} rank {} waits for its own GPU ({}) for {:.1f}s", op.func,
+                                op.seq, w->channel, w->direction == "send" ? "send to" : "recv from", w->peer,
+                                w->state, w->age_s);
       } else if (const FrWait* w = find_state(kRecvFlushWait)) {
         st.where = "flush_wait";
         st.detail = fmt::format("{} seq {}: channel {} recv from rank {} stuck in RecvFlushWait (GPUDirect flush) "
@@ -303,24 +308,24 @@ std::vector<Finding> flight_findings(const std::vector<FrCommAnalysis>& analyses
       const std::string& w = (a.verdict == "peer_missing") ? a.verdict : r.where;
       if (w == "not_enqueued" || w == "peer_missing") {
         f.layer = Layer::framework;
-        f.supports = {{"rank_skips_collective", 4.0}, {"rank_stuck_in_host_code", 3.0},
-                      {"straggler_or_timeout_too_short", 1.5}, {"mismatched_collectives", 1.5}};
+        f.supports = {{"rank_skips_collective", 10.0}, {"rank_stuck_in_host_code", 8.0},
+                      {"straggler_or_timeout_too_short", 2.0}, {"mismatched_collectives", 2.0}};
       } else if (w == "proxy_stalled") {
         f.layer = Layer::nccl;
-        f.supports = {{"nccl_bug", 3.0}, {"rank_stuck_in_host_code", 2.0}};
+        f.supports = {{"nccl_bug", 10.0}, {"rank_stuck_in_host_code", 5.0}};
       } else if (w == "kernel_not_started") {
         f.layer = Layer::nccl;
-        f.supports = {{"cuda_graph_or_stream_misuse", 3.0}, {"gpu_hung_kernel", 2.0}};
+        f.supports = {{"cuda_graph_or_stream_misuse", 15.0}, {"gpu_hung_kernel", 5.0}};
       } else if (w == "gpu_wait") {
         f.layer = Layer::hardware;
-        f.supports = {{"gpu_hung_kernel", 4.0}, {"gpu_xid_nvlink_fault", 1.5}, {"gpu_ecc_or_memory_fault", 1.5}};
+        f.supports = {{"gpu_hung_kernel", 20.0}, {"gpu_xid_nvlink_fault", 3.0}, {"gpu_ecc_or_memory_fault", 3.0}};
       } else if (w == "flush_wait") {
         f.layer = Layer::hardware;
-        f.supports = {{"gpudirect_rdma_module_missing", 2.0}, {"pcie_link_degraded", 2.0}};
+        f.supports = {{"gpudirect_rdma_module_missing", 6.0}, {"pcie_link_degraded", 6.0}};
       } else if (w == "network_wait") {
         f.layer = Layer::transport;
-        f.supports = {{"nic_pair_unreachable", 3.0}, {"ib_transport_retry_exceeded", 2.0}, {"qp_error_state", 2.0},
-                      {"nic_port_down", 1.5}};
+        f.supports = {{"nic_pair_unreachable", 25.0}, {"ib_transport_retry_exceeded", 6.0}, {"qp_error_state", 6.0},
+                      {"nic_port_down", 4.0}};
       }
       out.push_back(std::move(f));
     }

@@ -72,7 +72,8 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
   d.evidence.data = to_json(st);
   if (!st.recognised) return d;
   auto& out = d.findings;
-  std::set<std::pair<std::string, int64_t>> named;  // processes already blamed per rank
+  std::set<std::pair<std::string, int64_t>> named;     // processes already blamed
+  std::set<std::pair<std::string, int64_t>> dead_set;  // processes on RAS's dead list
 
   // Dead processes first: they are the strongest statement RAS makes.
   for (const auto& p : st.dead_processes) {
@@ -80,28 +81,31 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
                   fmt::format("RAS considers process {} on node {} (GPU {}) dead: unreachable for >= 60 s",
                               p.place.pid, p.place.host, p.gpus));
     f.subject = subject_of(p.place, "", -1);
-    f.supports = {{"rank_process_died", 5.0}};
+    f.supports = {{"rank_process_died", 40.0}};
     f.fields = {{"gpus", p.gpus}};
     out.push_back(std::move(f));
     named.insert({p.place.host, p.place.pid});
+    dead_set.insert({p.place.host, p.place.pid});
   }
   if (st.dead_processes.empty() && st.dead_processes_count > 0) {
     auto f = base("nccl.ras.dead_process", Layer::framework, Severity::critical, FindingRole::primary, source,
                   fmt::format("RAS considers {} job process(es) dead (not listed: too many for the report)",
                               st.dead_processes_count));
-    f.supports = {{"rank_process_died", 3.0}};
+    f.supports = {{"rank_process_died", 20.0}};
     out.push_back(std::move(f));
   }
 
   for (const auto& c : st.comms) {
     // Missing ranks.
     for (const auto& m : c.missing) {
-      if (m.considered_dead) {
+      // Text reports list a dead process once under DEAD and again as the
+      // comm's missing rank: it is the same failure.
+      if (m.considered_dead || dead_set.count({m.rank.place.host, m.rank.place.pid})) {
         if (named.count({m.rank.place.host, m.rank.place.pid})) continue;
         auto f = base("nccl.ras.dead_process", Layer::framework, Severity::critical, FindingRole::primary, source,
                       fmt::format("comm {} rank {}: process dead ({})", c.hash, m.rank.rank, where(m.rank.place)));
         f.subject = subject_of(m.rank.place, c.hash, m.rank.rank);
-        f.supports = {{"rank_process_died", 5.0}};
+        f.supports = {{"rank_process_died", 40.0}};
         out.push_back(std::move(f));
         named.insert({m.rank.place.host, m.rank.place.pid});
       } else if (m.unresponsive) {
@@ -110,7 +114,7 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
                                   "blocks the RAS thread, or dying; after 60 s RAS declares it dead",
                                   c.hash, m.rank.rank, where(m.rank.place)));
         f.subject = subject_of(m.rank.place, c.hash, m.rank.rank);
-        f.supports = {{"rank_stuck_in_host_code", 2.0}, {"rank_process_died", 1.5}, {"gpu_hung_kernel", 1.3}};
+        f.supports = {{"rank_stuck_in_host_code", 4.0}, {"rank_process_died", 4.0}, {"gpu_hung_kernel", 2.0}};
         out.push_back(std::move(f));
         named.insert({m.rank.place.host, m.rank.place.pid});
       } else {
@@ -123,9 +127,12 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
         out.push_back(std::move(f));
       }
     }
-    // Errors: a remote error next to a local one is its consequence.
+    // Errors: "Remote process error" is the consequence of a failure elsewhere
+    // when RAS shows one: a local error on another rank, a missing or dead
+    // rank of this comm, or a dead process in the job.
     const bool has_local =
-        std::any_of(c.errors.begin(), c.errors.end(), [](const RasRankError& e) { return e.code != 6; });
+        std::any_of(c.errors.begin(), c.errors.end(), [](const RasRankError& e) { return e.code != 6; }) ||
+        !c.missing.empty() || c.missing_reported > 0 || !st.dead_processes.empty() || st.dead_processes_count > 0;
     for (const auto& e : c.errors) {
       const bool cascade = e.code == 6 && has_local;
       const std::string id = e.kind == "init" ? "nccl.ras.init_error" : "nccl.ras.async_error";
@@ -139,7 +146,7 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
         else f.subject.comm = c.hash;
         f.fields = {{"code", e.code}, {"error", e.text}, {"kind", e.kind}};
         if (!cascade) f.supports = supports_for_error(e.code);
-        else f.caused_by = "a local error on another rank of comm " + c.hash;
+        else f.caused_by = "a failure on another rank of comm " + c.hash + " (local error, missing or dead process)";
         return f;
       };
       if (e.ranks.empty()) out.push_back(make(nullptr));
@@ -175,10 +182,10 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
             // A minority behind is a rank that did not issue the op; a majority
             // behind means the few ahead issued an extra one.
             if (g.nranks * 2 <= total)
-              f.supports = {{"rank_skips_collective", 3.0}, {"rank_stuck_in_host_code", 2.0},
-                            {"straggler_or_timeout_too_short", 1.5}};
+              f.supports = {{"rank_skips_collective", 8.0}, {"rank_stuck_in_host_code", 4.0},
+                            {"straggler_or_timeout_too_short", 2.0}};
             else
-              f.supports = {{"mismatched_collectives", 2.0}, {"rank_skips_collective", 1.5}};
+              f.supports = {{"mismatched_collectives", 4.0}, {"rank_skips_collective", 2.0}};
             return f;
           };
           if (g.ranks.empty()) out.push_back(blame(nullptr));
@@ -210,7 +217,7 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
     auto f = base("nccl.ras.missing_rank", Layer::framework, Severity::error, FindingRole::primary, source,
                   fmt::format("no RAS answer from process {} on node {} (GPU {})", p.place.pid, p.place.host, p.gpus));
     f.subject = subject_of(p.place, "", -1);
-    f.supports = {{"rank_stuck_in_host_code", 2.0}, {"rank_process_died", 1.5}, {"gpu_hung_kernel", 1.3}};
+    f.supports = {{"rank_stuck_in_host_code", 4.0}, {"rank_process_died", 4.0}, {"gpu_hung_kernel", 2.0}};
     out.push_back(std::move(f));
   }
   if (st.timeouts > 0) {

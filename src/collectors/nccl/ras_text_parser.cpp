@@ -11,8 +11,9 @@ namespace ccdiag::nccl {
 
 namespace {
 
-// Matches `line` against `tmpl`, where "{}" captures (non-greedy) up to the
-// next literal part of the template, or to the end of the line when last.
+// Matches `line` against `tmpl`, where "{}" captures (non-greedy, possibly
+// empty) up to the next literal part of the template, or to the end of the
+// line when last.
 // Linear in the line length times the number of captures.
 bool match(std::string_view line, std::string_view tmpl, std::vector<std::string_view>& caps) {
   caps.clear();
@@ -30,10 +31,11 @@ bool match(std::string_view line, std::string_view tmpl, std::vector<std::string
     if (next_lit.empty()) {
       if (next_ph != std::string_view::npos) return false;  // "{}{}" is ambiguous: not used
       caps.push_back(line.substr(li));
-      return !caps.back().empty();
+      return true;
     }
+    // Captures may be empty: NCCL's plural suffixes ("rank%s") print nothing for one.
     size_t end = line.find(next_lit, li);
-    if (end == std::string_view::npos || end == li) return false;
+    if (end == std::string_view::npos) return false;
     caps.push_back(line.substr(li, end - li));
     li = end;
   }
