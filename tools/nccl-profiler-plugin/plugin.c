@@ -104,10 +104,9 @@ static inline int decode(const void* h, struct decoded* d) {
 #define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 
 static inline void copy_name(char* dst, size_t n, const char* src) {
-  size_t i = 0;
-  if (src)
-    for (; i + 1 < n && src[i]; i++) dst[i] = src[i];
-  for (; i < n; i++) dst[i] = '\0';
+  size_t len = src ? strnlen(src, n - 1) : 0;
+  if (len) memcpy(dst, src, len);
+  memset(dst + len, 0, n - len);
 }
 
 static int func_index(const char* f) {
@@ -302,7 +301,18 @@ static void* start_op(unsigned ci, struct ccdiag_fr_file* f, const ccdiag_prof_d
     copy_name(op->algo, sizeof(op->algo), NULL);
     copy_name(op->proto, sizeof(op->proto), NULL);
   }
-  int fi = func_index(func);
+  /* NCCL passes pointers into its constant name tables: remember the last
+   * lookup instead of comparing strings on every collective. */
+  static __thread const char* last_func;
+  static __thread int last_fi;
+  int fi;
+  if (func && func == last_func) {
+    fi = last_fi;
+  } else {
+    fi = func_index(func);
+    last_func = func;
+    last_fi = fi;
+  }
   op->func_index = (uint8_t)fi;
   copy_name(op->func, sizeof(op->func), func);
   op->kind = kind;
@@ -317,11 +327,10 @@ static void* start_op(unsigned ci, struct ccdiag_fr_file* f, const ccdiag_prof_d
   op->state = CCDIAG_FR_OP_STARTED;
   __atomic_store_n(&op->gen, gen, __ATOMIC_RELEASE);
   if (kind == CCDIAG_FR_OP_COLL) {
+    /* Collectives of one comm are enqueued by one host thread at a time
+     * (NCCL serialises a comm's group launches): a plain max store suffices. */
     uint64_t next = op->seq + 1;
-    uint64_t cur = LOAD(&f->header.last_seq[fi]);
-    while (cur < next && !__atomic_compare_exchange_n(&f->header.last_seq[fi], &cur, next, 1, __ATOMIC_RELAXED,
-                                                      __ATOMIC_RELAXED)) {
-    }
+    if (LOAD(&f->header.last_seq[fi]) < next) STORE(&f->header.last_seq[fi], next);
   } else {
     ADD(&f->header.last_seq[fi], 1);
   }
