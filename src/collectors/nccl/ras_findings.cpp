@@ -149,7 +149,16 @@ RasDerived ras_to_evidence(const RasStatus& st, const std::string& source, const
         else f.caused_by = "a failure on another rank of comm " + c.hash + " (local error, missing or dead process)";
         return f;
       };
-      if (e.ranks.empty()) out.push_back(make(nullptr));
+      // Cascades are one finding per comm and error (15 ranks reporting
+      // "Remote process error" after one died are one consequence).
+      if (e.ranks.empty() || (cascade && e.ranks.size() > 1)) {
+        auto f = make(nullptr);
+        nlohmann::json ranks = nlohmann::json::array();
+        for (const auto& r : e.ranks) ranks.push_back(r.rank);
+        f.fields["ranks"] = ranks;
+        out.push_back(std::move(f));
+        continue;
+      }
       for (const auto& r : e.ranks) out.push_back(make(&r));
     }
     // Count mismatches: the group(s) below the highest count lag behind.
