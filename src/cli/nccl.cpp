@@ -294,7 +294,7 @@ void register_nccl(CLI::App& app, CommandContext& ctx) {
   add_output_flags(ras, ro->output, false);
   ras->footer(
       "Exit codes: 0 no problem reported, 1 problem found, 2 bad input,\n"
-      "            3 RAS unavailable, timed out or misbehaved (could not check).");
+      "            3 RAS unavailable, timed out or misbehaved (could not check).\n");
   ras->callback([ro, &ctx] { ctx.exit_code = run_ras(*ro, ctx); });
 
   auto dop = std::make_shared<DumpOptions>();
@@ -307,7 +307,7 @@ void register_nccl(CLI::App& app, CommandContext& ctx) {
   add_output_flags(dump, dop->output, false);
   dump->footer(
       "Exit codes: 0 nothing stuck, 1 a communicator is stuck, 2 bad input,\n"
-      "            3 no flight-recorder files found.");
+      "            3 no flight-recorder files found.\n");
   dump->callback([dop, &ctx] { ctx.exit_code = run_dump(*dop, ctx); });
 }
 

@@ -310,6 +310,19 @@ class FlightRecorderTest(unittest.TestCase):
         self.assertIn("ch0 send to 2", r.stdout)
         self.assertIn("SendWait", r.stdout)
 
+    def test_collected_copies_in_a_bundle_dir(self):
+        # `ccdiag collect` stores the files base64-encoded; dump reads them post-mortem.
+        self.harness("gpu_wait")
+        out = tempfile.mkdtemp(prefix="ccdiag-collect-")
+        self.addCleanup(shutil.rmtree, out, True)
+        p = run(["collect", "--out", out], env=self.env, timeout=60)
+        self.assertIn(p.returncode, (0, 3), p.stderr)
+        frdir = os.path.join(out, "raw", "nccl", "fr")
+        self.assertEqual(len([f for f in os.listdir(frdir) if f.endswith(".fr.b64")]), 4)
+        doc, _ = run_json(["nccl", "dump", "--stuck-after", "0", frdir], expect_rc=1, schema=None)
+        self.assertEqual(doc["comms"][0]["verdict"], "gpu_wait")
+        self.assertEqual(doc["comms"][0]["culprits"], [2])
+
     def test_no_files(self):
         doc, _ = run_json(["nccl", "dump"], expect_rc=3, schema=None, env=self.env)
         self.assertIn("no flight-recorder files", doc["unchecked"])

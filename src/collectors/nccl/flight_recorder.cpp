@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "collectors/nccl/nccl_artifacts.hpp"
+
 // The layout is owned by the plugin; reader and writer compile the same header.
 #include "../../../tools/nccl-profiler-plugin/ccdiag_fr_layout.h"
 
@@ -217,6 +219,12 @@ Result<FrSnapshot> read_flight_file(const std::string& path) {
     }
     ::close(fd);
     buf.resize(got);
+    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".b64") == 0) {
+      // A copy from a bundle written by `ccdiag collect` (raw/nccl/fr/*.fr.b64).
+      std::string decoded;
+      if (!base64_decode(buf, decoded)) return make_error("bad base64 in a flight-recorder copy", path);
+      buf = std::move(decoded);
+    }
     auto snap = parse_flight_file(buf, path);
     if (!snap) return snap;
     bool torn = std::any_of(snap->channels.begin(), snap->channels.end(), [](const FrChannel& c) { return c.torn; });
@@ -232,7 +240,9 @@ std::vector<std::string> list_flight_files(const std::string& dir) {
   for (; !ec && it != end; it.increment(ec)) {
     const auto name = it->path().filename().string();
     if (name.rfind(CCDIAG_FR_FILE_PREFIX, 0) != 0) continue;
-    if (name.size() < 4 || name.compare(name.size() - 3, 3, CCDIAG_FR_FILE_SUFFIX) != 0) continue;
+    const bool fr = name.size() > 3 && name.compare(name.size() - 3, 3, CCDIAG_FR_FILE_SUFFIX) == 0;
+    const bool b64 = name.size() > 7 && name.compare(name.size() - 7, 7, CCDIAG_FR_FILE_SUFFIX ".b64") == 0;
+    if (!fr && !b64) continue;
     out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());

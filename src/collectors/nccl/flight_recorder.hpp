@@ -89,11 +89,12 @@ std::string proxy_ctrl_state_name(int state);
 // Parses one file's bytes. Pure.
 Result<FrSnapshot> parse_flight_file(std::string_view bytes, const std::string& source);
 
-// Reads a live or saved file; re-reads (up to 3 times) while a channel record
-// is mid-write. Refuses symlinks, non-regular files and files over 1 MiB.
+// Reads a live or saved file (a `.fr.b64` bundle copy is decoded); re-reads
+// (up to 3 times) while a channel record is mid-write. Refuses symlinks,
+// non-regular files and files over 1 MiB.
 Result<FrSnapshot> read_flight_file(const std::string& path);
 
-// Files named ccdiag-nccl-*.fr directly in `dir` (sorted). Missing dir: empty.
+// Files named ccdiag-nccl-*.fr (or *.fr.b64) directly in `dir` (sorted). Missing dir: empty.
 std::vector<std::string> list_flight_files(const std::string& dir);
 
 // The default directory: $CCDIAG_NCCL_DIR or <root>/dev/shm.
