@@ -37,7 +37,13 @@ std::optional<FrOp> op_in_flight(const FrSnapshot& s) {
   return std::nullopt;
 }
 
-bool belongs(const FrChannel& c, const FrOp& op) { return !c.op_seq || *c.op_seq == op.seq; }
+// A channel record belongs to the op by ring generation (seq numbers are per
+// function: AllGather #10 and AllReduce #10 are different ops). PXN records
+// have no known parent and are attributed to the op in flight.
+bool belongs(const FrChannel& c, const FrOp& op) {
+  if (c.op_gen != 0) return c.op_gen == op.ticket + 1;
+  return !c.op_seq || *c.op_seq == op.seq;
+}
 
 std::string layer_of(const std::string& where) {
   if (where == "not_enqueued") return "framework";
