@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   register_diagnose(app, ctx);
   register_collect(app, ctx);
   register_info(app, ctx);
+  register_ranks(app, ctx);
+  register_stacks(app, ctx);
 
   app.footer(
       "Examples:\n"

@@ -1,6 +1,7 @@
 #include "collectors/collector.hpp"
 #include "collectors/host/host_collectors.hpp"
 #include "collectors/kernel/kernel_log_collector.hpp"
+#include "collectors/proc/ranks_collector.hpp"
 
 namespace ccdiag {
 
@@ -12,6 +13,8 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"versions", milliseconds(3000), collect_versions},
       {"dev_shm", milliseconds(2000), collect_dev_shm},
       {"kernel_log", milliseconds(5000), collect_kernel_log},
+      {"ranks", milliseconds(3000), collect_ranks},
+      {"stacks", milliseconds(5000), collect_rank_stacks},
   };
   return collectors;
 }
