@@ -59,6 +59,9 @@ class Target:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=10)
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f and not f.closed:
+                f.close()
 
 
 def thread_states(pid):

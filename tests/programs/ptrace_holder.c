@@ -1,7 +1,9 @@
-/* Holds a target traced (PTRACE_SEIZE, like an attached debugger that lets it
- * run) so that ccdiag meets an already-traced process. Usage: ptrace_holder PID.
- * Detaches when it exits (kernel), never stops the target. */
+/* Holds every thread of a target traced (PTRACE_SEIZE, like an attached
+ * debugger that lets it run) so that ccdiag meets an already-traced process.
+ * Usage: ptrace_holder PID. The kernel detaches when it exits; the target is
+ * never stopped. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
@@ -9,12 +11,22 @@
 
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
-  pid_t pid = (pid_t)atoi(argv[1]);
-  if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) != 0) {
-    perror("ptrace_holder: seize");
-    return 1;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%s/task", argv[1]);
+  DIR *d = opendir(path);
+  if (!d) return 1;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    if (ptrace(PTRACE_SEIZE, (pid_t)atoi(e->d_name), NULL, NULL) != 0) {
+      perror("ptrace_holder: seize");
+      return 1;
+    }
+    ++n;
   }
-  printf("ready\n");
+  closedir(d);
+  printf("ready %d\n", n);
   fflush(stdout);
   for (;;) pause();
 }

@@ -106,7 +106,9 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
       t.syscall = syscall_name(p->nr);
     }
     t.blocked_in = describe_blocked(root, pid, sc, t.wchan);
-    if (state != 'Z' && state != 'X' && !live_tid) live_tid = tid;
+    // The leader is the most stable address-space handle; another thread only
+    // when the leader is a zombie (its /proc maps are empty, it has no mm).
+    if (state != 'Z' && state != 'X' && (!live_tid || tid == pid)) live_tid = tid;
     in.tids.push_back(tid);
     in.states.push_back(state);
     ps.threads.push_back(std::move(t));
@@ -142,8 +144,17 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
   std::string perr;
   UnwindOptions uo;
   uo.file_lines = opts.file_lines;
-  auto unwound = uthreads.empty() ? std::map<pid_t, UnwindResult>{}
-                                  : unwind_threads(live_tid, uthreads, memory, uo, &perr);
+  std::map<pid_t, UnwindResult> unwound;
+  if (!uthreads.empty()) {
+    unwound = unwind_threads(live_tid, uthreads, memory, uo, &perr);
+    // The thread we read maps through may have exited meanwhile (thread
+    // churn): retry through a thread that was just stopped.
+    for (size_t i = 0; unwound.empty() && i < uthreads.size() && i < 4; ++i) {
+      if (uthreads[i].tid == live_tid) continue;
+      perr.clear();
+      unwound = unwind_threads(uthreads[i].tid, uthreads, memory, uo, &perr);
+    }
+  }
   if (!perr.empty()) ps.problems.push_back("unwinding: " + perr);
 
   // 4. Merge.
