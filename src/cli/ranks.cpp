@@ -33,7 +33,7 @@ int run_ranks(const RanksOptions& opts, CommandContext& ctx) {
                      {"ranks", ranks},
                      {"processes_scanned", d.processes_scanned},
                      {"unreadable", d.unreadable}};
-    ctx.out << j.dump(2) << '\n';
+    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     if (d.ranks.empty()) {
       ctx.out << "no training ranks found on " << host << " (" << d.processes_scanned << " processes scanned)\n";

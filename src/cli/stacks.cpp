@@ -25,6 +25,7 @@ struct StacksCliOptions {
   std::vector<int64_t> pids;
   bool ranks = false;
   bool no_lines = false;
+  bool all_lines = false;
   int deadline_ms = 200;
   OutputOptions output;
 };
@@ -83,6 +84,7 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
 
   StacksOptions so;
   so.file_lines = !opts.no_lines;
+  so.runtime_lines = opts.all_lines;
   so.capture.stop_deadline = std::chrono::milliseconds(opts.deadline_ms);
   if (const char* k = std::getenv("CCDIAG_TEST_KILL_CAPTURE_AT")) so.capture.kill_self_at = k;
   const std::string host = read_hostname(root);
@@ -120,7 +122,7 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   if (opts.output.json) {
     nlohmann::json j{{"schema_version", 1}, {"host", host}, {"processes", procs}, {"errors", errors},
                      {"census", to_json(census)}};
-    ctx.out << j.dump(2) << '\n';
+    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     print_text(ctx.out, procs, census);
   }
@@ -138,6 +140,8 @@ void register_stacks(CLI::App& app, CommandContext& ctx) {
   sub->add_option("pids", opts->pids, "Process ids to capture");
   sub->add_flag("--ranks", opts->ranks, "Capture every training rank found on this host");
   sub->add_flag("--no-lines", opts->no_lines, "Skip file:line lookup (faster on big libraries)");
+  sub->add_flag("--all-lines", opts->all_lines,
+                "file:line also for libc/ld.so/libstdc++ frames (loads their separate debuginfo: slower)");
   sub->add_option("--stop-deadline-ms", opts->deadline_ms, "Longest wait for all threads to stop (default 200)")
       ->check(CLI::Range(1, 10000));
   add_output_flags(sub, opts->output, false);

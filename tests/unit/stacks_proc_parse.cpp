@@ -157,3 +157,10 @@ TEST_CASE("buffer memory reader serves regions and RemotePtr reads typed values"
   CHECK(m.read(0x3000, &b, 1) == 1);
   CHECK(b == 0xff);
 }
+
+TEST_CASE("environment: names with non-identifier bytes are dropped (fuzz finding)", "[proc][security]") {
+  std::string environ = std::string("NCCL_\xff") + "=1" + '\0' + "NCCL_OK=2" + '\0';
+  const auto env = filter_environment(parse_environ(environ));
+  CHECK(env.size() == 1);
+  CHECK_NOTHROW(env.dump());
+}

@@ -217,6 +217,10 @@ std::vector<std::pair<std::string, std::string>> parse_environ(std::string_view 
 }
 
 bool env_name_allowed(std::string_view n) {
+  // Only identifier bytes: a name with other bytes is not one of ours, and
+  // would make the JSON invalid UTF-8 (found by fuzz/proc_parse_fuzz.cpp).
+  for (char c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   static constexpr std::string_view exact[] = {"RANK",          "LOCAL_RANK",          "WORLD_SIZE",
                                                "LOCAL_WORLD_SIZE", "GROUP_RANK",       "TORCHELASTIC_RUN_ID",
                                                "MASTER_ADDR",   "MASTER_PORT",         "CUDA_VISIBLE_DEVICES"};

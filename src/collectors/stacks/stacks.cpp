@@ -144,6 +144,7 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
   std::string perr;
   UnwindOptions uo;
   uo.file_lines = opts.file_lines;
+  uo.runtime_lines = opts.runtime_lines;
   std::map<pid_t, UnwindResult> unwound;
   if (!uthreads.empty()) {
     unwound = unwind_threads(live_tid, uthreads, memory, uo, &perr);

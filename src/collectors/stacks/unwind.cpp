@@ -169,6 +169,12 @@ int frame_cb(Dwfl_Frame* state, void* arg) {
   return w->out->size() >= w->max ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
+bool is_runtime_module(const std::string& m) {
+  for (const char* p : {"libc.so", "libc-", "ld-linux", "ld64.so", "libpthread", "libstdc++", "libgcc_s", "libm.so"})
+    if (m.rfind(p, 0) == 0) return true;
+  return false;
+}
+
 std::string module_basename(const char* name) {
   if (!name) return "";
   const char* slash = std::strrchr(name, '/');
@@ -236,7 +242,7 @@ std::map<pid_t, UnwindResult> unwind_threads(pid_t pid, const std::vector<Unwind
           // libdw 0.188 crashes when offset or sym is null: both are given.
           const char* name = dwfl_module_addrinfo(mod, adj, &off, &gsym, nullptr, nullptr, nullptr);
           if (name) s.function = demangle(name);
-          if (opts.file_lines) {
+          if (opts.file_lines && (opts.runtime_lines || !is_runtime_module(s.module))) {
             if (Dwfl_Line* line = dwfl_module_getsrc(mod, adj)) {
               int lineno = 0;
               const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);

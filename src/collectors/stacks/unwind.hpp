@@ -40,6 +40,10 @@ struct UnwindResult {
 
 struct UnwindOptions {
   bool file_lines = true;     // dwfl_module_getsrc for file:line
+  // Also for the C/C++ runtime (libc, ld.so, libstdc++, libgcc_s, libpthread).
+  // Off by default: their line tables come from separate debuginfo (libc's
+  // first load is ~80 ms) and "futex-internal.c:57" helps nobody.
+  bool runtime_lines = false;
   unsigned max_frames = 256;
 };
 
