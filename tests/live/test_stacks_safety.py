@@ -6,6 +6,7 @@ job-control stopped."""
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,6 +91,20 @@ class StacksSafety(unittest.TestCase):
                 self.assertIn(f"already traced by pid {holder.pid}", p.stderr)
             finally:
                 holder.kill()
+            assert_running_untraced(self, t.pid)
+
+    def test_permission_denied_gives_hint_and_exit_2(self):
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or not setpriv:
+            self.skipTest("needs root and setpriv to run ccdiag as another user")
+        with Target("hang_mutex_deadlock") as t:
+            p = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", BIN, "stacks", str(t.pid)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("ccdiag: error:", p.stderr)
+            self.assertIn("Operation not permitted", p.stderr)
+            self.assertIn("CAP_SYS_PTRACE", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
             assert_running_untraced(self, t.pid)
 
     def test_zombie_leader_captured_through_a_live_thread(self):

@@ -29,7 +29,12 @@ CollectorOutput collect_ranks(const CollectContext& ctx) {
 CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
   CollectorOutput out;
   if (!ctx.root.is_live()) {
-    out.unchecked.push_back(Unchecked{"rank stacks", "skipped: --root tree, no live processes to attach to"});
+    // A captured tree has no processes to attach to; say so only when it
+    // holds ranks whose stacks a live run would have taken.
+    const auto n = discover_ranks(ctx.root).ranks.size();
+    if (n > 0)
+      out.unchecked.push_back(Unchecked{"rank stacks", "skipped: " + std::to_string(n) +
+                                                           " rank(s) in a --root tree, no live process to attach to"});
     return out;
   }
   StacksOptions so;

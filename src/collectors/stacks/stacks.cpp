@@ -185,8 +185,13 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
     if (auto u = unwound.find(c.tid); u != unwound.end()) {
       t.frames = std::move(u->second.frames);
       t.unwind_error = u->second.error;
-      if (t.frames.size() <= 1 && t.unwind_error.empty() && t.syscall == "clone3")
-        t.unwind_error = "thread starting";
+      // A thread caught at the very start of its life, on its new stack in
+      // clone/clone3: nothing above it to unwind yet.
+      if (!t.unwind_error.empty() && !t.frames.empty() && t.frames.size() <= 3 &&
+          t.frames[0].function.find("clone") != std::string::npos) {
+        t.frames.resize(1);
+        t.unwind_error = "thread starting (caught in " + t.frames[0].function + ")";
+      }
     }
   }
   std::sort(ps.threads.begin(), ps.threads.end(), [](const ThreadStack& a, const ThreadStack& b) { return a.tid < b.tid; });

@@ -214,10 +214,74 @@ std::map<pid_t, UnwindResult> unwind_threads(pid_t pid, const std::vector<Unwind
         r.error += " (stack window exhausted or frame without CFI)";
     }
   }
-  tl_snapshot = nullptr;
 
   // Symbolise with a second session that may load local debuginfo.
   DwflPtr sym = report_modules(&kSymbolCallbacks, pid, nullptr);
+  // A PC without an .eh_frame FDE (e.g. libc's __clone3 right after the
+  // syscall, in the thread that called pthread_create) needs .debug_frame from
+  // the separate debuginfo: retry only those short, failed walks with the
+  // session that may load it (~100 ms once for libc, so never by default).
+  if (sym && dwfl_attach_state(sym.get(), nullptr, pid, &kThreadCallbacks, &snap)) {
+    for (const auto& t : threads) {
+      auto& r = out[t.tid];
+      auto& frames = raw[t.tid];
+      if (r.error.empty() || frames.size() > 2) continue;
+      std::vector<RawFrame> again;
+      WalkState w{&again, opts.max_frames};
+      const int rc = dwfl_getthread_frames(sym.get(), t.tid, frame_cb, &w);
+      if (again.size() > frames.size()) {
+        frames = std::move(again);
+        r.error = rc == 0 ? "" : (dwfl_errmsg(-1) ? dwfl_errmsg(-1) : "unwind error");
+      }
+    }
+  }
+
+  // Leaf without any CFI: glibc's clone3.S ends its CFI before the syscall
+  // (so the child starts without bogus CFI), which leaves the *parent* — the
+  // thread inside pthread_create — uncovered right after the syscall, and
+  // libc has no frame pointers for the fallback. Such a leaf has not touched
+  // its stack: the return address is at [sp] on x86_64 (in LR on aarch64).
+  std::vector<UnwindThread> leaf;
+  for (const auto& t : threads) {
+    // One frame, or one plus the bogus frame the frame-pointer fallback made
+    // of a non-frame-pointer rbp.
+    if (out[t.tid].error.empty() || raw[t.tid].empty() || raw[t.tid].size() > 2) continue;
+    UnwindThread u = t;
+#if defined(__x86_64__)
+    uint64_t ret = 0;
+    if (!memory.read_exact(t.regs.sp, &ret, sizeof ret)) continue;
+    u.regs.dwarf[16] = ret;
+    u.regs.dwarf[7] = t.regs.sp + 8;
+    u.regs.pc = ret;
+    u.regs.sp = t.regs.sp + 8;
+#elif defined(__aarch64__)
+    u.regs.pc = t.regs.dwarf[30];
+#else
+    continue;
+#endif
+    leaf.push_back(u);
+  }
+  if (!leaf.empty()) {
+    Snapshot lsnap{&leaf, &memory, {}};
+    for (size_t i = 0; i < leaf.size(); ++i) lsnap.by_tid[leaf[i].tid] = i;
+    tl_snapshot = &lsnap;
+    DwflPtr ld = report_modules(&kUnwindCallbacks, pid, nullptr);
+    if (ld && dwfl_attach_state(ld.get(), nullptr, pid, &kThreadCallbacks, &lsnap)) {
+      for (const auto& u : leaf) {
+        std::vector<RawFrame> rest;
+        WalkState w{&rest, opts.max_frames - 1};
+        const int rc = dwfl_getthread_frames(ld.get(), u.tid, frame_cb, &w);
+        // Trust the guess only when the walk from it ends at a root.
+        if (rest.size() < 2 || rc != 0) continue;
+        rest.front().activation = false;  // a return address, not the interrupted pc
+        auto& frames = raw[u.tid];
+        frames.resize(1);
+        frames.insert(frames.end(), rest.begin(), rest.end());
+        out[u.tid].error.clear();
+      }
+    }
+  }
+  tl_snapshot = nullptr;
   Dwfl* sd = sym ? sym.get() : unw.get();
   struct Sym {
     std::string function, module;
