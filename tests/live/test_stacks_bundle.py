@@ -12,7 +12,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from stacks_helpers import Target, assert_running_untraced, can_ptrace, run, skip_unless  # noqa: E402
-from ccdiag_test import run_json  # noqa: E402
+from ccdiag_test import run_json, validate  # noqa: E402
 
 skip_unless(can_ptrace(), "ptrace of own children is not allowed here (yama ptrace_scope >= 2 and not root)")
 
@@ -59,6 +59,15 @@ class StacksBundle(unittest.TestCase):
                 self.assertEqual(e["data"]["env"]["TORCHELASTIC_RUN_ID"], RUN_ID)
             for t in targets:
                 assert_running_untraced(self, t.pid)
+            # The same census live, over the ranks stacks --ranks discovers.
+            p = run(["stacks", "--ranks", "--json", "--no-lines"], timeout=120)
+            self.assertIn(p.returncode, (0, 3), p.stderr)
+            live = json.loads(p.stdout)
+            validate(live, "stacks.schema.json")
+            got = {pr["pid"]: pr["rank"] for pr in live["processes"] if pr["pid"] in ours}
+            self.assertEqual(got, {t.pid: r for r, t in enumerate(targets)})
+            odd = [o for o in live["census"]["odd_ranks_out"] if o["pid"] in ours]
+            self.assertEqual([(o["pid"], o["rank"]) for o in odd], [(targets[2].pid, 2)])
             report, _ = run_json(["diagnose", os.path.join(out, "b")], timeout=120)
             odd = [f for f in report["findings"] if f["id"] == "stacks.rank_outside_collective"]
             self.assertTrue(odd, [f["id"] for f in report["findings"]])
