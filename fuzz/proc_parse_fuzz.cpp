@@ -11,6 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ccdiag::parse_proc_stat(text);
   (void)ccdiag::parse_status(text);
   (void)ccdiag::parse_syscall_line(text);
+  (void)ccdiag::parse_kernel_stack(text);
   size_t skipped = 0;
   const auto maps = ccdiag::parse_maps(text, &skipped);
   (void)ccdiag::mapped_libraries(maps);

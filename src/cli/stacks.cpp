@@ -47,6 +47,7 @@ void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, cons
         out << '\n';
       }
       if (!t.unwind_error.empty()) out << "    (stack ends: " << t.unwind_error << ")\n";
+      for (const auto& k : t.kernel_stack) out << "    [kernel] " << k << '\n';
     }
     out << '\n';
   }

@@ -72,6 +72,9 @@ class StacksSafety(unittest.TestCase):
             self.assertEqual(d["capture"], "not_stopped")
             self.assertEqual(d["state"], "D")
             self.assertTrue(any("not stopped" in pr for pr in proc["problems"]), proc["problems"])
+            if os.geteuid() == 0:  # /proc/.../stack is root-only
+                self.assertIn("kernel_clone", d.get("kernel_stack", []), d)
+                self.assertEqual(d["blocked_in"], "D in " + d["kernel_stack"][0])
             others = [th for th in proc["threads"] if th["tid"] != d_tids[0]]
             self.assertTrue(all(th["capture"] == "stopped" for th in others))
             self.assertLess(proc["pause_ms"], 250)

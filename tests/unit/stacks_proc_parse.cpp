@@ -164,3 +164,13 @@ TEST_CASE("environment: names with non-identifier bytes are dropped (fuzz findin
   CHECK(env.size() == 1);
   CHECK_NOTHROW(env.dump());
 }
+
+TEST_CASE("kernel stack of a D thread: function names, offsets dropped", "[proc]") {
+  const auto ks = parse_kernel_stack(
+      "[<0>] kernel_clone+0x1c3/0x3c0\n[<0>] __do_sys_clone+0x66/0x90\n[<0>] do_syscall_64+0x38/0x90\n"
+      "garbage\n[<0>] entry_SYSCALL_64_after_hwframe+0x6e/0xd8\n");
+  REQUIRE(ks.size() == 4);
+  CHECK(ks[0] == "kernel_clone");
+  CHECK(ks[3] == "entry_SYSCALL_64_after_hwframe");
+  CHECK(parse_kernel_stack("").empty());
+}

@@ -146,6 +146,21 @@ std::optional<SyscallLine> parse_syscall_line(std::string_view text) {
   return s;
 }
 
+std::vector<std::string> parse_kernel_stack(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    const size_t close = line.find("] ");
+    if (line.empty() || line.front() != '[' || close == std::string_view::npos) continue;
+    std::string_view fn = line.substr(close + 2);
+    fn = fn.substr(0, fn.find('+'));
+    if (!fn.empty()) out.emplace_back(fn);
+  }
+  return out;
+}
+
 std::string syscall_name(int64_t nr) {
 #if defined(__aarch64__)
   switch (nr) {

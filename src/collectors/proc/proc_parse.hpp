@@ -58,6 +58,10 @@ struct SyscallLine {
 };
 std::optional<SyscallLine> parse_syscall_line(std::string_view text);
 
+// /proc/PID/task/TID/stack: "[<0>] futex_wait_queue+0x60/0xa0" lines ->
+// function names, innermost first (offsets dropped; bad lines skipped).
+std::vector<std::string> parse_kernel_stack(std::string_view text);
+
 // Name of a syscall number on this architecture ("futex"), or "" when unknown.
 std::string syscall_name(int64_t nr);
 

@@ -35,6 +35,7 @@ void to_json(nlohmann::json& j, const ThreadStack& t) {
                      {"role", t.role},
                      {"frames", t.frames}};
   if (!t.unwind_error.empty()) j["unwind_error"] = t.unwind_error;
+  if (!t.kernel_stack.empty()) j["kernel_stack"] = t.kernel_stack;
 }
 
 void from_json(const nlohmann::json& j, ThreadStack& t) {
@@ -50,6 +51,9 @@ void from_json(const nlohmann::json& j, ThreadStack& t) {
   if (j.contains("frames") && j["frames"].is_array())
     for (const auto& f : j["frames"]) t.frames.push_back(f.get<StackFrame>());
   t.unwind_error = j.value("unwind_error", "");
+  if (j.contains("kernel_stack") && j["kernel_stack"].is_array())
+    for (const auto& k : j["kernel_stack"])
+      if (k.is_string()) t.kernel_stack.push_back(k.get<std::string>());
 }
 
 void to_json(nlohmann::json& j, const ProcessStacks& p) {

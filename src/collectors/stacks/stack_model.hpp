@@ -33,6 +33,7 @@ struct ThreadStack {
   std::string role;                    // census/roles.hpp: main, nccl_proxy_progress, ...
   std::vector<StackFrame> frames;      // innermost first
   std::string unwind_error;            // why the stack ended early, "" when it ended at a root
+  std::vector<std::string> kernel_stack;  // D-state threads only, /proc/.../stack (root only), innermost first
 };
 
 struct ProcessStacks {

@@ -106,6 +106,11 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
       t.syscall = syscall_name(p->nr);
     }
     t.blocked_in = describe_blocked(root, pid, sc, t.wchan);
+    // A D thread will not stop for ptrace: its kernel stack is the evidence
+    // (driver ioctl, NFS/FUSE I/O). Readable by root only; absent otherwise.
+    if (state == 'D')
+      if (auto ks = root.read_file(td + "/stack", 64 * 1024)) t.kernel_stack = parse_kernel_stack(*ks);
+    if (state == 'D' && !t.kernel_stack.empty()) t.blocked_in = "D in " + t.kernel_stack.front();
     // The leader is the most stable address-space handle; another thread only
     // when the leader is a zombie (its /proc maps are empty, it has no mm).
     if (state != 'Z' && state != 'X' && (!live_tid || tid == pid)) live_tid = tid;
