@@ -85,7 +85,7 @@ class StacksLive(unittest.TestCase):
                     self.assertTrue(any("clone" in f for f in fns[-2:]), fns[-3:])
             deep = [th for th in proc["threads"] if th["name"] == "deep-recursion"][0]
             self.assertGreaterEqual(functions(deep).count("recurse_then_wait"), 200)
-            self.assertLess(proc["pause_ms"], 100)
+            self.assertLess(proc["pause_ms"], 200)  # design target 20 ms: bench/stacks measures it; loaded CI must not flake
             assert_running_untraced(self, t.pid)
 
     def test_200_threads(self):
