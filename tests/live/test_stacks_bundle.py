@@ -73,6 +73,9 @@ class StacksBundle(unittest.TestCase):
             self.assertTrue(odd, [f["id"] for f in report["findings"]])
             self.assertEqual(odd[0]["subject"]["rank"], 2)
             self.assertEqual(odd[0]["subject"]["pid"], targets[2].pid)
+            # Three ranks agreeing is enough to name the cause and the culprit.
+            self.assertEqual(report["verdict"]["root_cause"], "rank_stuck_in_host_code")
+            self.assertEqual(report["verdict"]["culprit"]["rank"], 2)
         finally:
             for t in targets:
                 t.kill()

@@ -126,8 +126,11 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
         f.id = "stacks.rank_outside_collective";
         f.summary = fmt::format("{} is {} while {} rank(s) are {}", member_name(m), g.activity,
                                 waiting->members.size(), waiting->activity);
-        // Strong when many ranks agree; weaker when it is one against one.
-        f.supports = {{"rank_stuck_in_host_code", waiting->members.size() >= 2 ? 8.0 : 3.0}};
+        // Directly observed, and stronger the more ranks agree on where they
+        // wait: x8 per agreeing rank, capped at x40 (7 of 8 ranks); one
+        // against one only x3 (either could be the odd one).
+        const double n = static_cast<double>(waiting->members.size());
+        f.supports = {{"rank_stuck_in_host_code", n >= 2 ? std::min(40.0, 8.0 * n) : 3.0}};
       } else {
         f.id = "stacks.rank_in_different_collective";
         f.summary = fmt::format("{} is {} while {} rank(s) are {}", member_name(m), g.activity,
