@@ -5,6 +5,7 @@
 // child is the tracer, detaches before it returns, and its exit releases any
 // thread that could not be stopped (D state). The parent SIGKILLs a child that
 // overruns its deadline; the kernel then detaches everything.
+#include <algorithm>
 #include <cstdlib>
 #include <ostream>
 
@@ -79,6 +80,14 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
     }
   }
   if (pids.empty()) return report_input_error(ctx, make_error("give PIDs or --ranks", "stacks"));
+  // A pid given twice (or also found by --ranks) is captured once: two
+  // tracers cannot seize the same threads.
+  {
+    std::vector<int64_t> uniq;
+    for (int64_t pid : pids)
+      if (std::find(uniq.begin(), uniq.end(), pid) == uniq.end()) uniq.push_back(pid);
+    pids = std::move(uniq);
+  }
   // Explicit pids: their rank, when their environment names one.
   for (int64_t pid : opts.pids)
     if (!rank_of.count(pid))

@@ -138,6 +138,13 @@ class StacksLive(unittest.TestCase):
             self.assertIn("lock_a_then_b", p.stdout)
             self.assertIn("paused", p.stdout)
 
+    def test_same_pid_twice_is_captured_once(self):
+        with Target("spin_loop") as t:
+            doc, _ = stacks(t.pid, t.pid)
+            self.assertEqual([p["pid"] for p in doc["processes"]], [t.pid])
+            self.assertEqual(doc["errors"], [])
+            assert_running_untraced(self, t.pid)
+
     def test_bad_pid_is_an_input_error(self):
         p = run(["stacks", "999999999"])
         self.assertEqual(p.returncode, 2)
