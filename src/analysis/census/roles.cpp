@@ -24,9 +24,19 @@ bool is_runtime_module(const std::string& m) {
          starts_with(m, "libm.so") || starts_with(m, "[vdso");
 }
 
+// Sanitizer runtimes interpose libc calls (__interceptor_recv) inside the
+// application binary itself: they are runtime too.
+bool is_runtime_function(const std::string& fn) {
+  return starts_with(fn, "__interceptor_") || starts_with(fn, "___interceptor_") || starts_with(fn, "__asan") ||
+         starts_with(fn, "__sanitizer") || starts_with(fn, "__ubsan") || starts_with(fn, "__tsan") ||
+         starts_with(fn, "__msan");
+}
+
 std::string app_frame(const ThreadStack& t) {
   for (const auto& f : t.frames)
-    if (!f.function.empty() && !is_runtime_module(f.module) && f.function != "main" && f.function != "_start") {
+    if (!f.function.empty() && !is_runtime_module(f.module) && !is_runtime_function(f.function) &&
+        !starts_with(f.module, "libasan") && !starts_with(f.module, "libubsan") && f.function != "main" &&
+        f.function != "_start") {
       std::string n = f.function;
       if (const size_t paren = n.find('('); paren != std::string::npos) n.resize(paren);
       return n;
