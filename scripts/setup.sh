@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev libfmt-dev nlohmann-json3-dev catch2
-  libdw-dev libelf-dev libarchive-dev zlib1g-dev libre2-dev libhyperscan-dev
+  libdw-dev libelf-dev elfutils gdb libarchive-dev zlib1g-dev libre2-dev libhyperscan-dev
   libibverbs-dev rdma-core
   clang libclang-rt-14-dev
   python3 python3-jsonschema

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   register_collect(app, ctx);
   register_info(app, ctx);
   register_nccl(app, ctx);
+  register_ranks(app, ctx);
+  register_stacks(app, ctx);
 
   app.footer(
       "Examples:\n"

@@ -2,6 +2,7 @@
 #include "collectors/host/host_collectors.hpp"
 #include "collectors/kernel/kernel_log_collector.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
+#include "collectors/proc/ranks_collector.hpp"
 
 namespace ccdiag {
 
@@ -14,6 +15,8 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"dev_shm", milliseconds(2000), collect_dev_shm, "host.dev_shm"},
       {"kernel_log", milliseconds(5000), collect_kernel_log, "kernel.source"},
       {"nccl", milliseconds(4000), nccl::collect_nccl, "nccl.ras"},
+      {"ranks", milliseconds(3000), collect_ranks, "ranks.process"},
+      {"stacks", milliseconds(5000), collect_rank_stacks, "stacks.process"},
   };
   return collectors;
 }

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/census/census.hpp"
 #include "collectors/kernel/kernel_log.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "pipeline/ingest.hpp"
@@ -62,6 +63,8 @@ Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
       logs.clear();
     }
   }
+  // Stack evidence of every bundle (all hosts) forms one census.
+  append_census_findings(set);
   for (const auto& path : inputs.logs) {
     logs.push_back(LogFile{path, path, ""});
     set.inputs.push_back(path);

@@ -1,0 +1,181 @@
+#include "analysis/census/census.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/census/roles.hpp"
+
+namespace ccdiag {
+
+namespace {
+
+const ThreadStack* main_thread(const ProcessStacks& p) {
+  const ThreadStack* m = nullptr;
+  for (const auto& t : p.threads)
+    if (t.tid == p.pid) m = &t;
+  if (!m || m->state == "Z")
+    for (const auto& t : p.threads)
+      if (t.state != "Z") return &t;
+  return m;
+}
+
+std::string member_name(const CensusMember& m) {
+  std::string s = m.rank ? fmt::format("rank {}", *m.rank) : fmt::format("pid {}", m.pid);
+  if (m.host) s += " on " + *m.host;
+  return s;
+}
+
+std::string members_list(const std::vector<CensusMember>& ms) {
+  std::vector<std::string> names;
+  for (const auto& m : ms) names.push_back(m.rank ? std::to_string(*m.rank) : "pid " + std::to_string(m.pid));
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < 16; ++i) s += (i ? "," : "") + names[i];
+  if (names.size() > 16) s += fmt::format(",... (+{})", names.size() - 16);
+  return s;
+}
+
+}  // namespace
+
+std::string stack_signature(const ThreadStack& t, size_t max_frames) {
+  std::string sig;
+  std::string last;
+  size_t n = 0;
+  for (const auto& f : t.frames) {
+    std::string name = f.function;
+    if (const size_t p = name.find('('); p != std::string::npos && p > 0) name.resize(p);
+    if (name.empty()) name = "??" + (f.module.empty() ? std::string() : "@" + f.module);
+    if (name == last) continue;  // recursion depth does not make stacks different
+    last = name;
+    sig += (sig.empty() ? "" : " < ") + name;
+    if (++n >= max_frames) break;
+  }
+  if (sig.empty()) sig = t.blocked_in.empty() ? "<no frames>" : "<" + t.blocked_in + ">";
+  return sig;
+}
+
+Census run_census(const std::vector<ProcessStacks>& processes) {
+  Census c;
+  std::map<std::string, size_t> index;
+  for (const auto& p : processes) {
+    const ThreadStack* m = main_thread(p);
+    if (!m) continue;
+    const std::string sig = stack_signature(*m);
+    auto it = index.find(sig);
+    if (it == index.end()) {
+      CensusGroup g;
+      g.signature = sig;
+      g.activity = thread_activity(*m);
+      g.in_collective = in_collective_or_sync(*m);
+      it = index.emplace(sig, c.groups.size()).first;
+      c.groups.push_back(std::move(g));
+    }
+    c.groups[it->second].members.push_back(CensusMember{p.host, p.rank, p.pid});
+  }
+  std::stable_sort(c.groups.begin(), c.groups.end(),
+                   [](const CensusGroup& a, const CensusGroup& b) { return a.members.size() > b.members.size(); });
+  size_t total = 0;
+  for (const auto& g : c.groups) total += g.members.size();
+  for (const auto& g : c.groups) {
+    const std::string who = g.members.size() == 1 ? member_name(g.members[0])
+                                                  : fmt::format("{} ranks ({})", g.members.size(), members_list(g.members));
+    c.lines.push_back(who + ": " + g.activity);
+  }
+  if (c.groups.size() < 2 || total < 2) return c;
+
+  const CensusGroup& major = c.groups[0];
+  // A majority exists when the largest group is bigger than every other one;
+  // with two processes that disagree, the one in host code is still the odd
+  // one when the other waits in a collective.
+  const bool strict_majority = major.members.size() > c.groups[1].members.size();
+  std::string census_line;
+  for (const auto& l : c.lines) census_line += (census_line.empty() ? "" : "; ") + l;
+
+  Finding ctxf;
+  ctxf.id = "stacks.census";
+  ctxf.layer = Layer::framework;
+  ctxf.role = FindingRole::context;
+  ctxf.summary = "stack census: " + census_line;
+  ctxf.fields = {{"groups", c.groups.size()}, {"processes", total}};
+  c.findings.push_back(ctxf);
+
+  const CensusGroup* waiting = nullptr;
+  if (strict_majority && major.in_collective) waiting = &major;
+  if (!waiting && total == 2 && c.groups.size() == 2) {
+    if (c.groups[0].in_collective != c.groups[1].in_collective)
+      waiting = c.groups[0].in_collective ? &c.groups[0] : &c.groups[1];
+  }
+  if (!waiting) return c;
+  for (const auto& g : c.groups) {
+    if (&g == waiting) continue;
+    for (const auto& m : g.members) {
+      c.odd.push_back(m);
+      Finding f;
+      f.layer = Layer::framework;
+      f.role = FindingRole::primary;
+      f.severity = Severity::error;
+      f.subject.host = m.host;
+      f.subject.rank = m.rank;
+      f.subject.pid = m.pid;
+      f.fields = {{"activity", g.activity},
+                  {"majority_activity", waiting->activity},
+                  {"majority_size", waiting->members.size()},
+                  {"signature", g.signature}};
+      if (!g.in_collective) {
+        f.id = "stacks.rank_outside_collective";
+        f.summary = fmt::format("{} is {} while {} rank(s) are {}", member_name(m), g.activity,
+                                waiting->members.size(), waiting->activity);
+        // Directly observed, and stronger the more ranks agree on where they
+        // wait: x8 per agreeing rank, capped at x40 (7 of 8 ranks); one
+        // against one only x3 (either could be the odd one).
+        const double n = static_cast<double>(waiting->members.size());
+        f.supports = {{"rank_stuck_in_host_code", n >= 2 ? std::min(40.0, 8.0 * n) : 3.0}};
+      } else {
+        f.id = "stacks.rank_in_different_collective";
+        f.summary = fmt::format("{} is {} while {} rank(s) are {}", member_name(m), g.activity,
+                                waiting->members.size(), waiting->activity);
+        f.supports = {{"mismatched_collectives", 3.0}};
+      }
+      c.findings.push_back(std::move(f));
+    }
+  }
+  return c;
+}
+
+nlohmann::json to_json(const Census& c) {
+  nlohmann::json groups = nlohmann::json::array();
+  auto member = [](const CensusMember& m) {
+    nlohmann::json j{{"pid", m.pid}, {"rank", m.rank ? nlohmann::json(*m.rank) : nlohmann::json(nullptr)}};
+    if (m.host) j["host"] = *m.host;
+    return j;
+  };
+  for (const auto& g : c.groups) {
+    nlohmann::json ms = nlohmann::json::array();
+    for (const auto& m : g.members) ms.push_back(member(m));
+    groups.push_back({{"signature", g.signature}, {"activity", g.activity}, {"in_collective", g.in_collective},
+                      {"members", ms}});
+  }
+  nlohmann::json odd = nlohmann::json::array();
+  for (const auto& m : c.odd) odd.push_back(member(m));
+  return {{"groups", groups}, {"lines", c.lines}, {"odd_ranks_out", odd}, {"findings", c.findings}};
+}
+
+void append_census_findings(EvidenceSet& set) {
+  std::vector<ProcessStacks> procs;
+  for (const Evidence* e : set.of_kind("stacks.process")) {
+    if (!e->availability.is_ok()) continue;
+    try {
+      ProcessStacks p = e->data.get<ProcessStacks>();
+      if (e->subject.host) p.host = e->subject.host;
+      if (e->subject.rank && !p.rank) p.rank = e->subject.rank;
+      procs.push_back(std::move(p));
+    } catch (const nlohmann::json::exception&) {
+      // A malformed item in a bundle is skipped, not fatal (house style §7.3).
+    }
+  }
+  if (procs.empty()) return;
+  for (auto& f : run_census(procs).findings) set.findings.push_back(std::move(f));
+}
+
+}  // namespace ccdiag

@@ -1,0 +1,58 @@
+// Cross-rank stack census (docs/stacks.md "census"): group processes by the
+// normalised stack of their main thread, name the odd ranks out, and turn that
+// into findings for the decision tree. Pure; works on live captures and on
+// `stacks.process` evidence from bundles of many hosts alike.
+//
+// Findings:
+//   stacks.rank_outside_collective (primary, framework): most ranks wait in a
+//     collective / CUDA sync and this one is in host code -> supports
+//     rank_stuck_in_host_code.
+//   stacks.rank_in_different_collective (primary): the odd rank waits in a
+//     different NCCL/c10d call -> supports mismatched_collectives.
+//   stacks.census (context): the one-line census.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/evidence_set.hpp"
+#include "ccdiag/finding.hpp"
+#include "collectors/stacks/stack_model.hpp"
+
+namespace ccdiag {
+
+// Normalised signature: function names innermost first, parameter lists and
+// addresses dropped, direct recursion collapsed, unknown frames kept as "??"
+// by module.
+std::string stack_signature(const ThreadStack& t, size_t max_frames = 16);
+
+struct CensusMember {
+  std::optional<std::string> host;
+  std::optional<int> rank;
+  int64_t pid = 0;
+};
+
+struct CensusGroup {
+  std::string signature;
+  std::string activity;                // thread_activity of the first member's main thread
+  bool in_collective = false;
+  std::vector<CensusMember> members;
+};
+
+struct Census {
+  std::vector<CensusGroup> groups;     // largest first
+  std::vector<std::string> lines;      // "7 ranks (0-4,6,7): in cudaStreamSynchronize", "rank 5: ..."
+  std::vector<CensusMember> odd;       // members outside the majority group
+  std::vector<Finding> findings;
+};
+
+Census run_census(const std::vector<ProcessStacks>& processes);
+nlohmann::json to_json(const Census& c);
+
+// Reads every `stacks.process` evidence item in `set` and appends the census
+// findings (used by diagnose on bundles).
+void append_census_findings(EvidenceSet& set);
+
+}  // namespace ccdiag

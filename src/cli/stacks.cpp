@@ -1,0 +1,171 @@
+// ccdiag stacks PID...|--ranks : native stacks of every thread, thread roles,
+// a one-line activity per process and the cross-rank census (docs/stacks.md).
+//
+// Each process is captured in its own forked child (sys/probe_runner.hpp): the
+// child is the tracer, detaches before it returns, and its exit releases any
+// thread that could not be stopped (D state). The parent SIGKILLs a child that
+// overruns its deadline; the kernel then detaches everything.
+#include <algorithm>
+#include <cstdlib>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "analysis/census/census.hpp"
+#include "cli/common.hpp"
+#include "collectors/collector.hpp"
+#include "collectors/proc/rank_discovery.hpp"
+#include "collectors/stacks/stacks.hpp"
+#include "sys/probe_runner.hpp"
+
+namespace ccdiag {
+
+namespace {
+
+struct StacksCliOptions {
+  std::vector<int64_t> pids;
+  bool ranks = false;
+  bool no_lines = false;
+  bool all_lines = false;
+  int deadline_ms = 200;
+  OutputOptions output;
+};
+
+void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, const Census& census) {
+  for (const auto& p : procs) {
+    out << fmt::format("pid {}{} ({}): {} threads, paused {:.1f} ms — {}\n", p.pid,
+                       p.rank ? fmt::format(" rank {}", *p.rank) : "", p.comm, p.threads.size(), p.pause_ms,
+                       p.activity);
+    for (const auto& pr : p.problems) out << "  ! " << pr << '\n';
+    for (const auto& t : p.threads) {
+      out << fmt::format("  thread {} \"{}\" [{}] {} {}{}\n", t.tid, t.name, t.role, t.state,
+                         t.blocked_in, t.capture == "stopped" || t.capture.empty() ? "" : " (" + t.capture + ")");
+      int i = 0;
+      for (const auto& f : t.frames) {
+        out << fmt::format("    #{:<2} 0x{:016x} {}", i++, f.pc, f.function.empty() ? "??" : f.function);
+        if (!f.module.empty()) out << " (" << f.module << ")";
+        if (f.file) out << " at " << *f.file << ":" << f.line.value_or(0);
+        out << '\n';
+      }
+      if (!t.unwind_error.empty()) out << "    (stack ends: " << t.unwind_error << ")\n";
+      for (const auto& k : t.kernel_stack) out << "    [kernel] " << k << '\n';
+    }
+    out << '\n';
+  }
+  if (procs.size() > 1) {
+    out << "census:\n";
+    for (const auto& line : census.lines) out << "  " << line << '\n';
+  }
+}
+
+int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
+  const SysRoot root = ctx.global.sysroot();
+  if (!root.is_live()) {
+    return report_input_error(ctx, make_error("stacks attach to live processes; --root trees have none", "--root",
+                                              "use `ccdiag ranks --root` for a captured tree"));
+  }
+  std::vector<int64_t> pids = opts.pids;
+  std::map<int64_t, RankProcess> rank_of;
+  if (opts.ranks) {
+    for (auto& r : discover_ranks(root).ranks) {
+      pids.push_back(r.pid);
+      rank_of[r.pid] = r;
+    }
+    if (pids.empty()) {
+      ctx.err << "ccdiag: no training ranks found on this host (see `ccdiag ranks`)\n";
+      if (opts.output.json) ctx.out << nlohmann::json{{"schema_version", 1}, {"processes", nlohmann::json::array()},
+                                                      {"errors", nlohmann::json::array()}, {"census", nlohmann::json::object()}}.dump(2)
+                                    << '\n';
+      return kExitHealthy;
+    }
+  }
+  if (pids.empty()) return report_input_error(ctx, make_error("give PIDs or --ranks", "stacks"));
+  // A pid given twice (or also found by --ranks) is captured once: two
+  // tracers cannot seize the same threads.
+  {
+    std::vector<int64_t> uniq;
+    for (int64_t pid : pids)
+      if (std::find(uniq.begin(), uniq.end(), pid) == uniq.end()) uniq.push_back(pid);
+    pids = std::move(uniq);
+  }
+  // Explicit pids: their rank, when their environment names one.
+  for (int64_t pid : opts.pids)
+    if (!rank_of.count(pid))
+      if (auto r = read_process(root, pid); r && r->rank) rank_of[pid] = *r;
+  for (int64_t pid : pids)
+    if (pid <= 0 || !root.exists("/proc/" + std::to_string(pid) + "/stat"))
+      return report_input_error(ctx, make_error("no such process", "pid " + std::to_string(pid)));
+
+  StacksOptions so;
+  so.file_lines = !opts.no_lines;
+  so.runtime_lines = opts.all_lines;
+  so.capture.stop_deadline = std::chrono::milliseconds(opts.deadline_ms);
+  if (const char* k = std::getenv("CCDIAG_TEST_KILL_CAPTURE_AT")) so.capture.kill_self_at = k;
+  const std::string host = read_hostname(root);
+
+  std::vector<ProbeSpec> specs;
+  for (int64_t pid : pids) {
+    specs.push_back(ProbeSpec{"stacks " + std::to_string(pid),
+                              std::chrono::milliseconds(static_cast<int64_t>(ctx.global.timeout_s * 1000)),
+                              [pid, &root, &so] {
+                                auto r = collect_process_stacks(root, pid, so);
+                                if (!r) return nlohmann::json{{"error", r.error().one_line()}};
+                                return nlohmann::json{{"process", *r}};
+                              }});
+  }
+  // One child per process, all at once: N ranks take about as long as one.
+  const auto outcomes = run_probes_isolated(specs);
+  std::vector<ProcessStacks> procs;
+  nlohmann::json errors = nlohmann::json::array();
+  for (size_t i = 0; i < pids.size(); ++i) {
+    const auto& o = outcomes[i];
+    std::string err;
+    if (!o.availability.is_ok()) err = fmt::format("pid {}: capture {}: {}", pids[i], to_string(o.availability.state), o.availability.reason);
+    else if (o.value.contains("error")) err = o.value["error"].get<std::string>();
+    if (!err.empty()) {
+      errors.push_back({{"pid", pids[i]}, {"error", err}});
+      ctx.err << "ccdiag: error: " << err << '\n';
+      continue;
+    }
+    ProcessStacks p = o.value["process"].get<ProcessStacks>();
+    p.host = host;
+    if (auto it = rank_of.find(p.pid); it != rank_of.end()) p.rank = it->second.rank;
+    procs.push_back(std::move(p));
+  }
+  const Census census = run_census(procs);
+  if (opts.output.json) {
+    nlohmann::json j{{"schema_version", 1}, {"host", host}, {"processes", procs}, {"errors", errors},
+                     {"census", to_json(census)}};
+    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  } else {
+    print_text(ctx.out, procs, census);
+  }
+  if (procs.empty()) return kExitUsage;
+  bool partial = !errors.empty();
+  for (const auto& p : procs) partial |= !p.problems.empty();
+  return partial ? kExitPartial : kExitHealthy;
+}
+
+}  // namespace
+
+void register_stacks(CLI::App& app, CommandContext& ctx) {
+  auto opts = std::make_shared<StacksCliOptions>();
+  auto* sub = app.add_subcommand("stacks", "Native stacks of every thread of live processes (or of every rank)");
+  sub->add_option("pids", opts->pids, "Process ids to capture");
+  sub->add_flag("--ranks", opts->ranks, "Capture every training rank found on this host");
+  sub->add_flag("--no-lines", opts->no_lines, "Skip file:line lookup (faster on big libraries)");
+  sub->add_flag("--all-lines", opts->all_lines,
+                "file:line also for libc/ld.so/libstdc++ frames (loads their separate debuginfo: slower)");
+  sub->add_option("--stop-deadline-ms", opts->deadline_ms, "Longest wait for all threads to stop (default 200)")
+      ->check(CLI::Range(1, 10000));
+  add_output_flags(sub, opts->output, false);
+  sub->footer(
+      "Examples:\n"
+      "  ccdiag stacks 4242                # every thread of pid 4242\n"
+      "  ccdiag stacks --ranks --json      # every rank on this host, with the census\n"
+      "Each target is stopped for a few ms (PTRACE_SEIZE + PTRACE_INTERRUPT, never SIGSTOP) and never left stopped.\n"
+      "Exit: 0 captured, 2 bad input or nothing could be captured (permissions: see the hint), 3 partial");
+  sub->callback([opts, &ctx] { ctx.exit_code = run_stacks(*opts, ctx); });
+}
+
+}  // namespace ccdiag

@@ -1,0 +1,172 @@
+#include "collectors/proc/rank_discovery.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "collectors/proc/proc_parse.hpp"
+
+namespace ccdiag {
+
+namespace {
+
+std::optional<int> env_int(const nlohmann::json& env, const char* key) {
+  if (!env.contains(key) || !env[key].is_string()) return std::nullopt;
+  const std::string s = env[key].get<std::string>();
+  int v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::string argv0_basename(const std::string& cmdline) {
+  std::string a0 = cmdline.substr(0, cmdline.find('\0'));
+  const size_t slash = a0.rfind('/');
+  return slash == std::string::npos ? a0 : a0.substr(slash + 1);
+}
+
+// Launcher from the parent: only a fixed set of names is reported, never the
+// parent's arguments (they may hold secrets).
+std::string launcher_of(const std::string& parent_comm, const std::string& parent_cmdline) {
+  std::vector<std::string> args;
+  size_t b = 0;
+  while (b < parent_cmdline.size()) {
+    size_t e = parent_cmdline.find('\0', b);
+    if (e == std::string::npos) e = parent_cmdline.size();
+    args.push_back(parent_cmdline.substr(b, e - b));
+    b = e + 1;
+  }
+  for (size_t i = 0; i < args.size() && i < 4; ++i) {
+    const std::string& a = args[i];
+    const std::string base = a.substr(a.rfind('/') == std::string::npos ? 0 : a.rfind('/') + 1);
+    if (base == "torchrun" || a == "torch.distributed.run") return "torchrun";
+    if (a == "torch.distributed.launch") return "torch.distributed.launch";
+    if (base == "deepspeed") return "deepspeed";
+    if (base == "accelerate") return "accelerate";
+  }
+  for (const char* n : {"torchrun", "srun", "slurmstepd", "mpirun", "orted", "prted", "mpiexec", "deepspeed"})
+    if (parent_comm == n) return n;
+  return "";
+}
+
+}  // namespace
+
+std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* unreadable) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  auto stat_text = root.read_line(dir + "/stat");
+  if (!stat_text) return std::nullopt;
+  auto st = parse_proc_stat(*stat_text);
+  if (!st) return std::nullopt;
+  RankProcess r;
+  r.pid = pid;
+  r.comm = st->comm;
+  r.state = st->state;
+  r.ppid = st->ppid;
+  r.threads = st->num_threads;
+  if (auto status = root.read_file(dir + "/status", 64 * 1024)) {
+    const auto kv = parse_status(*status);
+    if (auto t = status_value(kv, "Threads")) r.threads = std::atoll(t->c_str());
+    if (auto tp = status_value(kv, "TracerPid"); tp && *tp != "0") r.tracer_pid = std::atoll(tp->c_str());
+    if (auto ns = status_value(kv, "NSpid")) {
+      const size_t sp = ns->find_last_of(" \t");
+      std::string last = sp == std::string::npos ? *ns : ns->substr(sp + 1);
+      if (last != std::to_string(pid)) r.nspid = last;
+    }
+  }
+  if (auto cmd = root.read_file(dir + "/cmdline", 64 * 1024)) r.exe = argv0_basename(*cmd);
+  bool denied = false;
+  if (auto env = root.read_file(dir + "/environ", 1 << 20)) {
+    r.env = filter_environment(parse_environ(*env));
+  } else {
+    denied = true;
+  }
+  if (auto maps = root.read_file(dir + "/maps", 16 << 20)) {
+    const auto lib = mapped_libraries(parse_maps(*maps));
+    r.nccl_path = lib.nccl_path;
+    r.nccl_version = lib.nccl_version;
+    r.torch_libs = lib.torch_libs;
+    r.cuda_driver = lib.cuda_driver;
+    r.python = lib.python || r.exe.rfind("python", 0) == 0;
+  } else {
+    denied = true;
+  }
+  if (auto fds = root.list_dir(dir + "/fd")) {
+    for (const auto& fd : *fds) {
+      auto target = root.read_link(dir + "/fd/" + fd);
+      if (!target) continue;
+      if (auto g = gpu_index_from_device_path(*target))
+        if (std::find(r.gpus.begin(), r.gpus.end(), *g) == r.gpus.end()) r.gpus.push_back(*g);
+    }
+    std::sort(r.gpus.begin(), r.gpus.end());
+  }
+  const std::string pdir = "/proc/" + std::to_string(r.ppid);
+  r.parent_comm = root.read_line(pdir + "/comm").value_or("");
+  r.launcher = launcher_of(r.parent_comm, root.read_file(pdir + "/cmdline", 64 * 1024).value_or(""));
+  r.rank = env_int(r.env, "RANK");
+  if (!r.rank) r.rank = env_int(r.env, "OMPI_COMM_WORLD_RANK");
+  if (!r.rank) r.rank = env_int(r.env, "SLURM_PROCID");
+  r.local_rank = env_int(r.env, "LOCAL_RANK");
+  if (!r.local_rank) r.local_rank = env_int(r.env, "OMPI_COMM_WORLD_LOCAL_RANK");
+  if (!r.local_rank) r.local_rank = env_int(r.env, "SLURM_LOCALID");
+  r.world_size = env_int(r.env, "WORLD_SIZE");
+  if (!r.world_size) r.world_size = env_int(r.env, "OMPI_COMM_WORLD_SIZE");
+  r.local_world_size = env_int(r.env, "LOCAL_WORLD_SIZE");
+  if (unreadable) *unreadable = denied;
+  return r;
+}
+
+RankDiscovery discover_ranks(const SysRoot& root) {
+  RankDiscovery d;
+  auto names = root.list_dir("/proc");
+  if (!names) return d;
+  for (const auto& n : *names) {
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
+    ++d.processes_scanned;
+    bool denied = false;
+    auto p = read_process(root, std::stoll(n), &denied);
+    if (!p) continue;
+    if (denied) ++d.unreadable;
+    const bool rank_env = p->env.contains("RANK") || p->env.contains("LOCAL_RANK") ||
+                          p->env.contains("OMPI_COMM_WORLD_RANK") || p->env.contains("SLURM_PROCID");
+    const bool framework = !p->nccl_path.empty() || !p->torch_libs.empty();
+    // A launcher (torchrun itself) has RANK-free env but maps libtorch; a
+    // plain srun step has SLURM_PROCID but no NCCL/torch: neither is a rank.
+    // The launcher (torchrun) maps libtorch and often libnccl too, but holds
+    // no GPU and has no RANK of its own: NCCL alone needs a GPU fd.
+    if ((!p->nccl_path.empty() && !p->gpus.empty()) || (rank_env && framework) ||
+        (p->env.contains("RANK") && p->env.contains("WORLD_SIZE")))
+      d.ranks.push_back(std::move(*p));
+  }
+  std::sort(d.ranks.begin(), d.ranks.end(), [](const RankProcess& a, const RankProcess& b) {
+    const int ra = a.rank.value_or(1 << 30), rb = b.rank.value_or(1 << 30);
+    return ra != rb ? ra < rb : a.pid < b.pid;
+  });
+  return d;
+}
+
+nlohmann::json to_json(const RankProcess& r) {
+  auto opt = [](const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json j{{"pid", r.pid},
+                   {"comm", r.comm},
+                   {"exe", r.exe},
+                   {"state", std::string(1, r.state)},
+                   {"threads", r.threads},
+                   {"ppid", r.ppid},
+                   {"parent_comm", r.parent_comm},
+                   {"launcher", r.launcher},
+                   {"rank", opt(r.rank)},
+                   {"local_rank", opt(r.local_rank)},
+                   {"world_size", opt(r.world_size)},
+                   {"local_world_size", opt(r.local_world_size)},
+                   {"env", r.env},
+                   {"nccl_library", r.nccl_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.nccl_path)},
+                   {"nccl_version", r.nccl_version ? nlohmann::json(*r.nccl_version) : nlohmann::json(nullptr)},
+                   {"torch_libraries", r.torch_libs},
+                   {"cuda_driver_mapped", r.cuda_driver},
+                   {"python", r.python},
+                   {"gpus", r.gpus}};
+  if (r.nspid) j["nspid"] = *r.nspid;
+  if (r.tracer_pid) j["tracer_pid"] = *r.tracer_pid;
+  return j;
+}
+
+}  // namespace ccdiag

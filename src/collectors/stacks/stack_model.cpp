@@ -1,0 +1,86 @@
+#include "collectors/stacks/stack_model.hpp"
+
+#include <fmt/format.h>
+
+namespace ccdiag {
+
+void to_json(nlohmann::json& j, const StackFrame& f) {
+  j = nlohmann::json{{"pc", fmt::format("0x{:x}", f.pc)},
+                     {"function", f.function},
+                     {"module", f.module},
+                     {"file", f.file ? nlohmann::json(*f.file) : nlohmann::json(nullptr)},
+                     {"line", f.line ? nlohmann::json(*f.line) : nlohmann::json(nullptr)},
+                     {"kind", f.kind}};
+}
+
+void from_json(const nlohmann::json& j, StackFrame& f) {
+  const std::string pc = j.value("pc", "0x0");
+  f.pc = std::strtoull(pc.c_str(), nullptr, 16);
+  f.function = j.value("function", "");
+  f.module = j.value("module", "");
+  if (j.contains("file") && j["file"].is_string()) f.file = j["file"].get<std::string>();
+  if (j.contains("line") && j["line"].is_number_integer()) f.line = j["line"].get<int>();
+  f.kind = j.value("kind", "native");
+}
+
+void to_json(nlohmann::json& j, const ThreadStack& t) {
+  j = nlohmann::json{{"tid", t.tid},
+                     {"name", t.name},
+                     {"state", t.state},
+                     {"wchan", t.wchan},
+                     {"syscall_nr", t.syscall_nr ? nlohmann::json(*t.syscall_nr) : nlohmann::json(nullptr)},
+                     {"syscall", t.syscall},
+                     {"blocked_in", t.blocked_in},
+                     {"capture", t.capture},
+                     {"role", t.role},
+                     {"frames", t.frames}};
+  if (!t.unwind_error.empty()) j["unwind_error"] = t.unwind_error;
+  if (!t.kernel_stack.empty()) j["kernel_stack"] = t.kernel_stack;
+}
+
+void from_json(const nlohmann::json& j, ThreadStack& t) {
+  t.tid = j.value("tid", int64_t{0});
+  t.name = j.value("name", "");
+  t.state = j.value("state", "");
+  t.wchan = j.value("wchan", "");
+  if (j.contains("syscall_nr") && j["syscall_nr"].is_number_integer()) t.syscall_nr = j["syscall_nr"].get<int64_t>();
+  t.syscall = j.value("syscall", "");
+  t.blocked_in = j.value("blocked_in", "");
+  t.capture = j.value("capture", "");
+  t.role = j.value("role", "");
+  if (j.contains("frames") && j["frames"].is_array())
+    for (const auto& f : j["frames"]) t.frames.push_back(f.get<StackFrame>());
+  t.unwind_error = j.value("unwind_error", "");
+  if (j.contains("kernel_stack") && j["kernel_stack"].is_array())
+    for (const auto& k : j["kernel_stack"])
+      if (k.is_string()) t.kernel_stack.push_back(k.get<std::string>());
+}
+
+void to_json(nlohmann::json& j, const ProcessStacks& p) {
+  j = nlohmann::json{{"pid", p.pid},
+                     {"rank", p.rank ? nlohmann::json(*p.rank) : nlohmann::json(nullptr)},
+                     {"comm", p.comm},
+                     {"pause_ms", p.pause_ms},
+                     {"wall_ms", p.wall_ms},
+                     {"activity", p.activity},
+                     {"threads", p.threads},
+                     {"problems", p.problems}};
+  if (p.host) j["host"] = *p.host;
+}
+
+void from_json(const nlohmann::json& j, ProcessStacks& p) {
+  p.pid = j.value("pid", int64_t{0});
+  if (j.contains("rank") && j["rank"].is_number_integer()) p.rank = j["rank"].get<int>();
+  if (j.contains("host") && j["host"].is_string()) p.host = j["host"].get<std::string>();
+  p.comm = j.value("comm", "");
+  p.pause_ms = j.value("pause_ms", 0.0);
+  p.wall_ms = j.value("wall_ms", 0.0);
+  p.activity = j.value("activity", "");
+  if (j.contains("threads") && j["threads"].is_array())
+    for (const auto& t : j["threads"]) p.threads.push_back(t.get<ThreadStack>());
+  if (j.contains("problems") && j["problems"].is_array())
+    for (const auto& s : j["problems"])
+      if (s.is_string()) p.problems.push_back(s.get<std::string>());
+}
+
+}  // namespace ccdiag

@@ -1,0 +1,58 @@
+// Plain data for native (and later Python) stacks of a process: what `ccdiag
+// stacks --json` prints under processes[] (docs/schema/stacks.schema.json), what
+// the `stacks.process` evidence carries in bundles, and what the census reads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ccdiag {
+
+struct StackFrame {
+  uint64_t pc = 0;
+  std::string function;                // demangled; "" when no symbol
+  std::string module;                  // basename of the ELF ("libc.so.6"), "" when unknown
+  std::optional<std::string> file;     // source file when debug info has it
+  std::optional<int> line;
+  std::string kind = "native";         // native | python
+};
+
+struct ThreadStack {
+  int64_t tid = 0;
+  std::string name;                    // /proc/PID/task/TID/comm
+  std::string state;                   // /proc state letter before the stop ("S", "D", "R")
+  std::string wchan;                   // kernel function it sleeps in ("" when running)
+  std::optional<int64_t> syscall_nr;   // from /proc/.../syscall before the stop
+  std::string syscall;                 // its name ("futex"), "" when running/unknown
+  std::string blocked_in;              // "futex wait", "recvfrom fd 5 -> socket:[123]", "running"
+  std::string capture;                 // stopped | not_stopped | exited | seize_failed
+  std::string role;                    // census/roles.hpp: main, nccl_proxy_progress, ...
+  std::vector<StackFrame> frames;      // innermost first
+  std::string unwind_error;            // why the stack ended early, "" when it ended at a root
+  std::vector<std::string> kernel_stack;  // D-state threads only, /proc/.../stack (root only), innermost first
+};
+
+struct ProcessStacks {
+  int64_t pid = 0;
+  std::optional<int> rank;             // when known from rank discovery
+  std::optional<std::string> host;
+  std::string comm;
+  double pause_ms = 0;                 // first PTRACE_INTERRUPT -> last PTRACE_DETACH
+  double wall_ms = 0;                  // whole collection for this process
+  std::string activity;                // one line: "in recv on a socket (under wait_for_peer)"
+  std::vector<ThreadStack> threads;
+  std::vector<std::string> problems;   // "thread 123 not stopped (D, kernel_clone)", exec during capture ...
+};
+
+void to_json(nlohmann::json& j, const StackFrame& f);
+void from_json(const nlohmann::json& j, StackFrame& f);
+void to_json(nlohmann::json& j, const ThreadStack& t);
+void from_json(const nlohmann::json& j, ThreadStack& t);
+void to_json(nlohmann::json& j, const ProcessStacks& p);
+void from_json(const nlohmann::json& j, ProcessStacks& p);
+
+}  // namespace ccdiag

@@ -1,0 +1,72 @@
+// MemoryReader: reads bytes of another address space (design.md §7.5).
+// Walkers (the unwinder, later the CPython and NCCL walkers) read remote memory
+// only through this interface, so they are tested from byte buffers and
+// captured snapshots instead of live processes.
+//
+// Implementations:
+//   - LiveMemoryReader: process_vm_readv(2) on a live pid/tid. Needs ptrace
+//     ATTACH access (same uid and Yama allowing it, or CAP_SYS_PTRACE). Never
+//     writes. Reads that cross into an unmapped page return the bytes before
+//     the hole (short count), which the caller sees as `n < len`.
+//   - BufferMemoryReader: a list of (base address, bytes) regions held in
+//     memory; reads outside every region fail.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace ccdiag {
+
+class MemoryReader {
+ public:
+  virtual ~MemoryReader() = default;
+  // Copies up to `len` bytes at remote address `addr` into `out`; returns the
+  // number of bytes copied (0 when nothing at `addr` is readable).
+  virtual size_t read(uint64_t addr, void* out, size_t len) const = 0;
+
+  bool read_exact(uint64_t addr, void* out, size_t len) const { return read(addr, out, len) == len; }
+};
+
+// A typed remote address: RemotePtr<uint64_t>{0x7ffd...}.read(reader).
+template <class T>
+struct RemotePtr {
+  uint64_t addr = 0;
+  std::optional<T> read(const MemoryReader& m) const {
+    T v;
+    if (!m.read_exact(addr, &v, sizeof v)) return std::nullopt;
+    return v;
+  }
+  RemotePtr<T> operator+(int64_t n) const { return RemotePtr<T>{addr + static_cast<uint64_t>(n) * sizeof(T)}; }
+  bool null() const { return addr == 0; }
+};
+
+class LiveMemoryReader final : public MemoryReader {
+ public:
+  explicit LiveMemoryReader(pid_t pid) : pid_(pid) {}
+  size_t read(uint64_t addr, void* out, size_t len) const override;
+
+ private:
+  pid_t pid_;
+};
+
+class BufferMemoryReader final : public MemoryReader {
+ public:
+  struct Region {
+    uint64_t base = 0;
+    std::vector<uint8_t> bytes;
+  };
+  BufferMemoryReader() = default;
+  explicit BufferMemoryReader(std::vector<Region> regions);
+  void add(uint64_t base, std::vector<uint8_t> bytes);
+  size_t read(uint64_t addr, void* out, size_t len) const override;
+
+ private:
+  std::vector<Region> regions_;  // sorted by base, non-overlapping
+};
+
+}  // namespace ccdiag

@@ -1,0 +1,138 @@
+// Thread roles, rank activity lines and the cross-rank census.
+#include <catch2/catch.hpp>
+
+#include "analysis/census/census.hpp"
+#include "analysis/census/roles.hpp"
+
+using namespace ccdiag;
+
+namespace {
+
+StackFrame fr(const char* fn, const char* mod = "train") {
+  StackFrame f;
+  f.function = fn;
+  f.module = mod;
+  return f;
+}
+
+ProcessStacks rank_in(int rank, std::vector<StackFrame> main_frames, const char* syscall = "futex") {
+  ProcessStacks p;
+  p.pid = 1000 + rank;
+  p.rank = rank;
+  p.host = "node7";
+  ThreadStack m;
+  m.tid = p.pid;
+  m.name = "python3";
+  m.state = "S";
+  m.syscall = syscall;
+  m.capture = "stopped";
+  m.frames = std::move(main_frames);
+  p.threads.push_back(m);
+  ThreadStack proxy;
+  proxy.tid = p.pid + 1;
+  proxy.name = "python3";
+  proxy.frames = {fr("__futex_abstimed_wait_common", "libc.so.6"), fr("ncclProxyProgress(void*)", "libnccl.so.2")};
+  p.threads.push_back(proxy);
+  assign_roles(p);
+  return p;
+}
+
+std::vector<StackFrame> in_allreduce() {
+  return {fr("__futex_abstimed_wait_common", "libc.so.6"), fr("cudaStreamSynchronize", "libcudart.so.12"),
+          fr("ncclAllReduce", "libnccl.so.2"), fr("c10d::ProcessGroupNCCL::allreduce", "libtorch_cuda.so"),
+          fr("main")};
+}
+
+std::vector<StackFrame> in_dataloader() {
+  return {fr("__futex_abstimed_wait_common", "libc.so.6"), fr("pthread_cond_wait@@GLIBC_2.3.2", "libc.so.6"),
+          fr("load_next_batch"), fr("main")};
+}
+
+}  // namespace
+
+TEST_CASE("roles from frames and names", "[census]") {
+  auto p = rank_in(0, in_allreduce());
+  CHECK(p.threads[0].role == "main");
+  CHECK(p.threads[1].role == "nccl_proxy_progress");
+  ThreadStack w;
+  w.tid = 5;
+  w.name = "pt_nccl_watchdg";
+  CHECK(thread_role(w, 1) == "pytorch_watchdog");
+  w.name = "pt_nccl_heartbt";
+  CHECK(thread_role(w, 1) == "pytorch_heartbeat");
+  w.name = "cuda-EvtHandlr";
+  CHECK(thread_role(w, 1) == "cuda_driver");
+  w.name = "worker";
+  w.frames = {fr("poll", "libc.so.6"), fr("??", "libcuda.so.1")};
+  CHECK(thread_role(w, 1) == "cuda_driver");
+}
+
+TEST_CASE("one-line activity names the framework call before the syscall", "[census]") {
+  CHECK(rank_in(0, in_allreduce()).activity.rfind("in cudaStreamSynchronize", 0) == 0);
+  CHECK(rank_in(1, in_dataloader()).activity == "in a condition-variable wait (under load_next_batch)");
+  auto r = rank_in(2, {fr("__libc_recv", "libc.so.6"), fr("wait_for_peer"), fr("main")}, "recvfrom");
+  CHECK(r.activity == "in recv on a socket (under wait_for_peer)");
+  auto b = rank_in(3, {fr("__libc_recv", "libc.so.6"), fr("bootstrapNetRecv", "libnccl.so.2"),
+                       fr("ncclCommInitRank", "libnccl.so.2")}, "recvfrom");
+  CHECK(b.activity.rfind("in ncclCommInitRank bootstrap", 0) == 0);
+}
+
+TEST_CASE("census: seven ranks in allreduce, rank 5 in the dataloader is the odd rank out", "[census]") {
+  std::vector<ProcessStacks> ps;
+  for (int r = 0; r < 8; ++r) ps.push_back(r == 5 ? rank_in(r, in_dataloader()) : rank_in(r, in_allreduce()));
+  const Census c = run_census(ps);
+  REQUIRE(c.groups.size() == 2);
+  CHECK(c.groups[0].members.size() == 7);
+  CHECK(c.lines[0].rfind("7 ranks (0,1,2,3,4,6,7): in cudaStreamSynchronize", 0) == 0);
+  CHECK(c.lines[1] == "rank 5 on node7: in a condition-variable wait (under load_next_batch)");
+  REQUIRE(c.odd.size() == 1);
+  CHECK(c.odd[0].rank == std::optional<int>(5));
+  const Finding* f = nullptr;
+  for (const auto& x : c.findings)
+    if (x.id == "stacks.rank_outside_collective") f = &x;
+  REQUIRE(f);
+  CHECK(f->subject.rank == std::optional<int>(5));
+  CHECK(f->subject.pid == std::optional<int64_t>(1005));
+  CHECK(f->subject.host == std::optional<std::string>("node7"));
+  REQUIRE(f->supports.size() == 1);
+  CHECK(f->supports[0].cause == "rank_stuck_in_host_code");
+  CHECK(f->supports[0].weight == 40.0);  // 7 agreeing ranks: capped
+}
+
+TEST_CASE("census: all ranks agree -> no odd rank, no primary finding", "[census]") {
+  std::vector<ProcessStacks> ps;
+  for (int r = 0; r < 4; ++r) ps.push_back(rank_in(r, in_allreduce()));
+  const Census c = run_census(ps);
+  CHECK(c.groups.size() == 1);
+  CHECK(c.odd.empty());
+  for (const auto& f : c.findings) CHECK(f.role != FindingRole::primary);
+}
+
+TEST_CASE("census: recursion depth does not split groups", "[census]") {
+  auto a = rank_in(0, {fr("leaf"), fr("rec"), fr("rec"), fr("rec"), fr("main")});
+  auto b = rank_in(1, {fr("leaf"), fr("rec"), fr("main")});
+  CHECK(stack_signature(a.threads[0]) == stack_signature(b.threads[0]));
+}
+
+TEST_CASE("census findings from stacks.process evidence of bundles", "[census]") {
+  EvidenceSet set;
+  for (int r = 0; r < 3; ++r) {
+    Evidence e;
+    e.kind = "stacks.process";
+    e.subject.host = r == 2 ? "node8" : "node7";
+    e.subject.rank = r;
+    ProcessStacks p = r == 2 ? rank_in(r, in_dataloader()) : rank_in(r, in_allreduce());
+    p.host.reset();
+    e.data = p;
+    set.evidence.push_back(e);
+  }
+  Evidence bad;
+  bad.kind = "stacks.process";
+  bad.data = {{"threads", "not an array"}};
+  set.evidence.push_back(bad);
+  append_census_findings(set);
+  auto odd = set.findings_with("stacks.rank_outside_collective");
+  REQUIRE(odd.size() == 1);
+  CHECK(odd[0]->subject.rank == std::optional<int>(2));
+  CHECK(odd[0]->subject.host == std::optional<std::string>("node8"));
+}
