@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "collectors/hw/hw_findings.hpp"
 #include "collectors/kernel/kernel_log.hpp"
 #include "pipeline/ingest.hpp"
 
@@ -23,7 +24,9 @@ Result<std::string> read_whole(const std::string& path, const std::string& shown
 
 }  // namespace
 
-Status ingest_bundle(const Bundle& b, EvidenceSet& set, std::vector<LogFile>& logs_out) {
+Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& logs_out) {
+  // One bundle at a time, so the hardware findings below see only this host.
+  EvidenceSet set;
   set.inputs.push_back(b.input);
   set.add_host(b.manifest.host);
   for (const auto& e : b.evidence) set.evidence.push_back(e);
@@ -42,6 +45,8 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& set, std::vector<LogFile>& lo
     // Other raw artefacts (raw/fr/, raw/nccl/, raw/proc/...) are read by the
     // layers that own them; unknown files are kept for humans.
   }
+  add_hardware_findings(set);  // PCIe / RDMA / host-config evidence -> findings; GPU BDF -> index, rank
+  all.append(std::move(set));
   return Ok{};
 }
 
