@@ -62,9 +62,11 @@ void print_evidence_text(const EvidenceSet& set, std::ostream& out) {
                          d.value("rate", "?"), d.value("link_layer", "?"));
     } else if (e.kind == "rdma.counters") {
       size_t grown = 0;
-      for (const char* g : {"counters", "hw_counters"})
-        for (const auto& [k, v] : d.value(g, nlohmann::json::object()).items())
+      for (const char* g : {"counters", "hw_counters"}) {
+        const nlohmann::json group = d.value(g, nlohmann::json::object());  // items() must not outlive it
+        for (const auto& [k, v] : group.items())
           if (v.value("delta", int64_t{0}) > 0) ++grown;
+      }
       line = fmt::format("{} counters changed over {:g} s", grown, d.value("interval_s", 0.0));
     } else if (e.kind == "net.netdev") {
       line = fmt::format("{} mtu {} carrier_changes {}", d.value("operstate", "?"), d.value("mtu", 0),

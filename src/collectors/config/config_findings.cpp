@@ -46,7 +46,8 @@ std::vector<Finding> config_findings(const std::vector<Evidence>& evidence) {
                                    human_bytes(soft)));
       f.fields = {{"soft", soft}, {"hard", e.data.value("hard", nlohmann::json())},
                   {"fix", "ulimit -l unlimited (docker: --ulimit memlock=-1:-1; systemd: LimitMEMLOCK=infinity)"}};
-      f.supports = {{"memlock_limit_too_low", 8.0}};
+      // Below 64 MiB registration of NCCL's buffers fails for certain; below 1 GiB it may.
+      f.supports = {{"memlock_limit_too_low", soft < (64ULL << 20) ? 100.0 : 10.0}};
       out.push_back(std::move(f));
     } else if (e.kind == "host.peermem") {
       if (e.data.value("nvidia_gpus", 0) == 0 || e.data.value("rdma_devices", 0) == 0) continue;
@@ -56,7 +57,7 @@ std::vector<Finding> config_findings(const std::vector<Evidence>& evidence) {
                        "DMA-BUF support (kernel < 5.12 or proprietary kernel modules); NCCL stages through host memory");
       f.fields = {{"kernel_release", e.data.value("kernel_release", "")},
                   {"fix", "modprobe nvidia_peermem (or use the open kernel modules on kernel >= 5.12 for DMA-BUF)"}};
-      f.supports = {{"gpudirect_rdma_module_missing", 4.0}};
+      f.supports = {{"gpudirect_rdma_module_missing", 80.0}};  // measured absence of every GDR path
       out.push_back(std::move(f));
     } else if (e.kind == "host.fabric_manager") {
       if (!e.data.value("nvswitch_system", false) || e.data.value("fabric_manager_running", false)) continue;
@@ -65,7 +66,7 @@ std::vector<Finding> config_findings(const std::vector<Evidence>& evidence) {
                                    "fabric never initialises (CUDA error 802, no NVLink P2P)",
                                    e.data.value("nvswitch_pci_devices", 0)));
       f.fields = {{"fix", "systemctl start nvidia-fabricmanager; check /var/log/fabricmanager.log"}};
-      f.supports = {{"fabric_manager_not_running", 20.0}};
+      f.supports = {{"fabric_manager_not_running", 100.0}};  // the fabric cannot come up without it
       out.push_back(std::move(f));
     }
   }

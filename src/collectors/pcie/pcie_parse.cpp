@@ -237,8 +237,10 @@ std::string topology_level(const std::vector<std::string>& a, const std::vector<
 std::vector<std::string> p2p_path_bridges(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   std::vector<std::string> out;
   const size_t n = common_prefix(a, b);
-  // Bridges are every element but the last (the endpoint). When the two
-  // devices meet only at the root complex, their root ports are on the path too.
+  // Devices under different root ports always meet in the root complex: ACS
+  // cannot redirect traffic that already goes up, so no bridge matters there.
+  if (n == 0) return out;
+  // Below the common ancestor, every bridge (all but the endpoint) can redirect.
   for (const auto* chain : {&a, &b})
     for (size_t i = n; i + 1 < chain->size(); ++i)
       if (std::find(out.begin(), out.end(), (*chain)[i]) == out.end()) out.push_back((*chain)[i]);

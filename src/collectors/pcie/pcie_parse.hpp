@@ -78,8 +78,10 @@ IommuCmdline parse_iommu_cmdline(std::string_view cmdline);
 // complex), "PHB" (same root port / host bridge), "SYS" (different root
 // complexes). NODE needs NUMA knowledge and is decided by the caller.
 std::string topology_level(const std::vector<std::string>& a, const std::vector<std::string>& b);
-// The bridges a peer-to-peer transfer between a and b crosses, below their
-// lowest common ancestor (where ACS redirect would send it upstream).
+// The bridges a peer-to-peer transfer between a and b crosses below their
+// lowest common ancestor, where ACS redirect would send it upstream. Empty
+// when they share no bridge (different root ports: the traffic crosses the
+// root complex whatever ACS says).
 std::vector<std::string> p2p_path_bridges(const std::vector<std::string>& a, const std::vector<std::string>& b);
 
 }  // namespace ccdiag::pcie

@@ -37,7 +37,7 @@ void port_findings(const Evidence& e, double majority_gbps, std::vector<Finding>
                      fmt::format("RDMA port {} is retraining its link right now (phys_state {})", port_name(e),
                                  d.value("phys_state_raw", "")));
     f.fields = {{"state", state}, {"phys_state", phys}};
-    f.supports = {{"nic_link_flapping", 15.0}};
+    f.supports = {{"nic_link_flapping", 30.0}};
     out.push_back(std::move(f));
     return;
   }
@@ -46,7 +46,7 @@ void port_findings(const Evidence& e, double majority_gbps, std::vector<Finding>
                      fmt::format("IB port {} is physically up but in INIT: no subnet manager configured it (sm_lid {})",
                                  port_name(e), d.value("sm_lid", "?")));
     f.fields = {{"state", state}, {"phys_state", phys}, {"sm_lid", d.value("sm_lid", "")}};
-    f.supports = {{"nic_port_down", 15.0}};
+    f.supports = {{"nic_port_down", 40.0}};  // no SM: the port will never carry traffic
     out.push_back(std::move(f));
     return;
   }
@@ -94,7 +94,7 @@ void counter_findings(const Evidence& e, std::vector<Finding>& out) {
                      fmt::format("RDMA port {}: link went down or retrained during the {} window ({})", port_name(e),
                                  window, grown["link_event"].dump()));
     f.fields = {{"category", "link_event"}, {"deltas", grown["link_event"]}, {"interval_s", interval}};
-    f.supports = {{"nic_link_flapping", 20.0}};
+    f.supports = {{"nic_link_flapping", 40.0}};
     out.push_back(std::move(f));
   }
   if (grown.count("transport_fatal")) {
@@ -155,7 +155,7 @@ void netdev_findings(const Evidence& e, std::vector<Finding>& out) {
                      fmt::format("netdev {} lost and regained carrier {} time(s) during the sample window",
                                  d.value("name", ""), flaps));
     f.fields = {{"category", "carrier_changes"}, {"deltas", {{"carrier_changes", flaps}}}};
-    f.supports = {{"nic_link_flapping", 15.0}};
+    f.supports = {{"nic_link_flapping", 30.0}};
     out.push_back(std::move(f));
   }
 }
@@ -193,7 +193,7 @@ void qp_findings(const Evidence& e, std::vector<Finding>& out) {
     if (g.pid) f.subject.pid = *g.pid;
     if (g.rank) f.subject.rank = *g.rank;
     f.fields = {{"qps", g.qps}, {"device", g.device}, {"comm", g.comm}};
-    f.supports = {{"qp_error_state", 20.0}};
+    f.supports = {{"qp_error_state", 60.0}};  // read from the kernel, not inferred from a log
     out.push_back(std::move(f));
   }
 }
