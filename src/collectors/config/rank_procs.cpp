@@ -1,6 +1,8 @@
 #include "collectors/config/rank_procs.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 namespace ccdiag {
 
@@ -57,8 +59,20 @@ RankScan find_rank_processes(const SysRoot& root, size_t max_processes) {
     if (!rank_from_environ(*env, p)) continue;
     p.pid = std::stoll(name);
     p.comm = root.read_line("/proc/" + name + "/comm").value_or("");
+    const std::string status = root.read_file("/proc/" + name + "/status", 16384).value_or("");
+    if (const size_t at = status.find("\nPPid:"); at != std::string::npos) p.ppid = std::atoll(status.c_str() + at + 7);
     scan.ranks.push_back(std::move(p));
   }
+  // Dataloader workers and other children inherit RANK from their rank: keep
+  // the topmost process of each rank only.
+  std::vector<RankProcess> kept;
+  for (const auto& p : scan.ranks) {
+    const bool child_of_same_rank = std::any_of(scan.ranks.begin(), scan.ranks.end(), [&](const RankProcess& q) {
+      return q.pid == p.ppid && q.rank == p.rank && q.local_rank == p.local_rank;
+    });
+    if (!child_of_same_rank) kept.push_back(p);
+  }
+  scan.ranks = std::move(kept);
   return scan;
 }
 

@@ -24,8 +24,10 @@ struct RankProcess {
   std::optional<int> local_rank;
   std::string cuda_visible_devices;
   std::string comm;
+  int64_t ppid = 0;
 };
 
+// Children that inherited their parent's RANK (dataloader workers) are dropped.
 struct RankScan {
   std::vector<RankProcess> ranks;
   size_t unreadable = 0;  // processes whose environ we could not read
