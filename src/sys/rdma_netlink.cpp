@@ -162,7 +162,10 @@ void parse_rdma_nl(std::string_view b, RdmaNlParse& out) {
       if (body.size() >= 4) {
         int32_t code;
         std::memcpy(&code, body.data(), 4);
-        if (code != 0) out.error = -code;
+        // The kernel sends -errno; anything else (found by fuzzing: INT_MIN,
+        // whose negation overflows) is a malformed message, not an errno.
+        if (code < 0 && code > -4096) out.error = -code;
+        else if (code != 0) out.error = EPROTO, ++out.bad;
       } else {
         ++out.bad;
       }

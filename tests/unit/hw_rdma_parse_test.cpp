@@ -4,6 +4,8 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "collectors/rdma/rdma_parse.hpp"
@@ -136,6 +138,13 @@ TEST_CASE("netlink: kernel error, truncated message and malformed attributes are
   RdmaNlParse e;
   parse_rdma_nl(msg(NLMSG_ERROR, payload), e);
   CHECK(e.error == EINVAL);
+  int32_t weird = INT32_MIN;  // not an errno: must not be negated (fuzzer find)
+  std::string wp(reinterpret_cast<const char*>(&weird), 4);
+  wp.append(sizeof(nlmsghdr), '\0');
+  RdmaNlParse w;
+  parse_rdma_nl(msg(NLMSG_ERROR, wp), w);
+  CHECK(w.error == EPROTO);
+  CHECK(w.bad == 1);
 
   std::string q;
   put_u32(q, RDMA_NLDEV_ATTR_DEV_INDEX, 0);
