@@ -3,7 +3,12 @@
 // verdict over them. The same collectors run inside `collect`/`diagnose`.
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <ostream>
 
@@ -89,6 +94,14 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
   if (!cc.root.is_live() && !cc.root.exists("/"))
     return report_input_error(ctx, make_error("no such directory", ctx.global.root, "--root takes a captured or fixture tree"));
 
+  if (cc.kernel_log_file) {
+    // O_NONBLOCK: a FIFO must not block this check (the collector reads it under its deadline).
+    const int fd = ::open(cc.kernel_log_file->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      return report_input_error(ctx, make_error(std::string("cannot open: ") + std::strerror(errno), *cc.kernel_log_file,
+                                                "check the path given to --kernel-log"));
+    ::close(fd);
+  }
   KernelLogOptions kopts;
   if (!opts.since.empty()) {
     const auto since = parse_since(opts.since, static_cast<int64_t>(std::time(nullptr)));

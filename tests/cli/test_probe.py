@@ -152,6 +152,10 @@ class ProbeCommands(unittest.TestCase):
         self.assertTrue(p.stderr.startswith("ccdiag: error: "), p.stderr)
         p = run(["probe", "rdma", "--interval", "-1"])
         self.assertEqual(p.returncode, 2)
+        p = run(["--kernel-log", "/nonexistent/kern.log", "probe", "kernel"])
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertTrue(p.stderr.startswith("ccdiag: error: /nonexistent/kern.log: cannot open"), p.stderr)
 
 
 if __name__ == "__main__":

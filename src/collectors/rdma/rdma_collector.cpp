@@ -333,7 +333,7 @@ CollectorOutput collect_rdma(const CollectContext& ctx, const RdmaProbeOptions& 
     out.evidence.push_back(std::move(e));
   }
   if (!have_t1)
-    out.unchecked.push_back(Unchecked{"RDMA counter deltas", "skipped: the --root tree has no t1/ second sample"});
+    out.unchecked.push_back(Unchecked{"RDMA counter deltas", "unavailable: the --root tree has no t1/ second sample (deltas need two samples)"});
 
   for (const auto& [nd, where] : netdev_port) {
     const std::string base = "/sys/class/net/" + nd;
