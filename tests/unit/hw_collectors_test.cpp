@@ -253,3 +253,31 @@ TEST_CASE("GPU BDF -> index -> rank, applied to findings that name a GPU") {
   CHECK(f.subject.rank == 42);
   CHECK(f.fields["rank_from"] == "ranks.process");
 }
+
+TEST_CASE("downtrain: a link is judged against the smaller maximum of its two ends") {
+  // A Gen5 NIC in a Gen4 slot runs at 16 GT/s: not a fault. Lost lanes are.
+  Evidence e;
+  e.kind = "pcie.link";
+  e.subject.nic = "mlx5_0";
+  e.data = {{"bdf", "0000:1a:00.0"}, {"role", "nic"},
+            {"path", {{{"bdf", "0000:1a:00.0"}, {"hop", "endpoint"}, {"current_link_speed_gts", 16.0},
+                       {"max_link_speed_gts", 32.0}, {"current_link_width", 16}, {"max_link_width", 16}},
+                      {{"bdf", "0000:17:01.0"}, {"hop", "root_port"}, {"current_link_speed_gts", 16.0},
+                       {"max_link_speed_gts", 16.0}, {"current_link_width", 16}, {"max_link_width", 16}}}}};
+  CHECK(pcie_findings({e}).empty());
+  e.data["path"][0]["current_link_width"] = 8;
+  e.data["path"][1]["current_link_width"] = 8;
+  const auto fs = pcie_findings({e});
+  REQUIRE(fs.size() == 2);
+  CHECK(fs[0].id == "pcie.link_downtrained");
+  CHECK(fs[0].fields["lost_width"] == true);
+  CHECK(fs[0].fields["lost_speed"] == false);
+  // A NIC link at lower speed than both ends allow is a fault (NICs do not idle down).
+  e.data["path"][0]["current_link_width"] = 16;
+  e.data["path"][1]["current_link_width"] = 16;
+  e.data["path"][1]["max_link_speed_gts"] = 32.0;
+  const auto sp = pcie_findings({e});
+  REQUIRE(sp.size() == 2);  // the NIC and the port above it report the same link
+  CHECK(sp[0].severity == Severity::warning);
+  CHECK(sp[0].fields["lost_speed"] == true);
+}

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace ccdiag {
@@ -62,9 +63,19 @@ void link_findings(const Evidence& e, std::vector<Finding>& out) {
       out.push_back(std::move(f));
       continue;
     }
-    const bool lost_width = widths && cw->get<int>() < mw->get<int>();
-    bool lost_speed = speed_known && max_known &&
-                      hop["current_link_speed_gts"].get<double>() + 1e-9 < hop["max_link_speed_gts"].get<double>();
+    // A link can only train to what both ends support: compare with the
+    // smaller of this device's and its upstream port's maximum (as NCCL does).
+    int max_w = widths ? mw->get<int>() : 0;
+    double max_s = max_known ? hop["max_link_speed_gts"].get<double>() : 0;
+    if (i + 1 < path->size()) {
+      const json& up = (*path)[i + 1];
+      if (up.contains("max_link_width") && up["max_link_width"].is_number() && up["max_link_width"].get<int>() > 0)
+        max_w = std::min(max_w, up["max_link_width"].get<int>());
+      if (up.contains("max_link_speed_gts") && up["max_link_speed_gts"].is_number())
+        max_s = std::min(max_s, up["max_link_speed_gts"].get<double>());
+    }
+    const bool lost_width = widths && cw->get<int>() < max_w;
+    bool lost_speed = speed_known && max_known && hop["current_link_speed_gts"].get<double>() + 1e-9 < max_s;
     // NVIDIA GPUs drop their link speed (often to Gen1) when idle; the same link
     // is seen from the switch port above. Speed loss on that link is only a
     // fault under load, which one sysfs read cannot tell: context, not a cause.
@@ -80,14 +91,14 @@ void link_findings(const Evidence& e, std::vector<Finding>& out) {
       continue;
     }
     Finding f = base(e, "pcie.link_downtrained", lost_width ? Severity::error : Severity::warning,
-                     fmt::format("{}: PCIe link at {} trained to x{} {} (capable of x{} {})", who, hop_bdf,
-                                 widths ? cw->get<int>() : 0, fmt_speed(hop, "current_link_speed_gts"),
-                                 widths ? mw->get<int>() : 0, fmt_speed(hop, "max_link_speed_gts")));
+                     fmt::format("{}: PCIe link at {} trained to x{} {} (both ends capable of x{} {:g} GT/s)", who,
+                                 hop_bdf, widths ? cw->get<int>() : 0, fmt_speed(hop, "current_link_speed_gts"), max_w,
+                                 max_s));
     f.fields = {{"bdf", hop_bdf}, {"endpoint", bdf}, {"role", role}, {"lost_width", lost_width},
                 {"lost_speed", lost_speed}, {"hop", hop.value("hop", "")}};
     if (widths) {
       f.fields["current_width"] = cw->get<int>();
-      f.fields["max_width"] = mw->get<int>();
+      f.fields["max_width"] = max_w;
     }
     f.supports = {{"pcie_link_degraded", lost_width ? 60.0 : 8.0}};  // lost lanes are measured, not inferred
     out.push_back(std::move(f));
