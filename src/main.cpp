@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   register_nccl(app, ctx);
   register_ranks(app, ctx);
   register_stacks(app, ctx);
+  register_probe(app, ctx);
 
   app.footer(
       "Examples:\n"

@@ -2,9 +2,18 @@
 // (design.md §7.2). `--root DIR` prefixes every path, so tests and captured
 // trees stand in for the host. Reads are bounded in size; none follows a
 // symlink out of the root when a root is set.
+//
+// Fixture trees emulate sysfs attributes that fail at read time (EINVAL on an
+// empty GID slot's gid_attrs/types/N, on `carrier` of a down netdev; EIO on a
+// dead HCA's counters) with an optional `<root>/errno.map`: one
+// "<path relative to the root> <ERRNO NAME>" per line ('#' comments). The path
+// is matched after resolving symlinks, so a fault listed under sys/devices/...
+// also fails when read through sys/class/... (hardware.md §9.4).
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +43,9 @@ class SysRoot {
 
  private:
   std::string prefix_;
+  std::string real_prefix_;                               // realpath of prefix_
+  std::shared_ptr<const std::map<std::string, int>> faults_;  // canonical relative path -> errno
+  int injected_errno(const std::string& host_path) const;    // 0 when none
 };
 
 }  // namespace ccdiag

@@ -54,5 +54,6 @@ void register_info(CLI::App& app, CommandContext& ctx);
 void register_nccl(CLI::App& app, CommandContext& ctx);
 void register_ranks(CLI::App& app, CommandContext& ctx);
 void register_stacks(CLI::App& app, CommandContext& ctx);
+void register_probe(CLI::App& app, CommandContext& ctx);
 
 }  // namespace ccdiag

@@ -1,8 +1,11 @@
 #include "collectors/collector.hpp"
+#include "collectors/config/config_collector.hpp"
 #include "collectors/host/host_collectors.hpp"
 #include "collectors/kernel/kernel_log_collector.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "collectors/proc/ranks_collector.hpp"
+#include "collectors/pcie/pcie_collector.hpp"
+#include "collectors/rdma/rdma_collector.hpp"
 
 namespace ccdiag {
 
@@ -17,6 +20,9 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"nccl", milliseconds(4000), nccl::collect_nccl, "nccl.ras"},
       {"ranks", milliseconds(3000), collect_ranks, "ranks.process"},
       {"stacks", milliseconds(5000), collect_rank_stacks, "stacks.process"},
+      {"pcie", milliseconds(4000), collect_pcie, "pcie.link"},
+      {"rdma", milliseconds(5000), [](const CollectContext& c) { return collect_rdma(c); }, "rdma.port"},
+      {"host_config", milliseconds(3000), collect_host_config, "host.memlock"},
   };
   return collectors;
 }

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "analysis/census/census.hpp"
+#include "collectors/hw/hw_findings.hpp"
 #include "collectors/kernel/kernel_log.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "pipeline/ingest.hpp"
@@ -25,7 +26,9 @@ Result<std::string> read_whole(const std::string& path, const std::string& shown
 
 }  // namespace
 
-Status ingest_bundle(const Bundle& b, EvidenceSet& set, std::vector<LogFile>& logs_out) {
+Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& logs_out) {
+  // One bundle at a time, so the hardware findings below see only this host.
+  EvidenceSet set;
   set.inputs.push_back(b.input);
   set.add_host(b.manifest.host);
   for (const auto& e : b.evidence) set.evidence.push_back(e);
@@ -45,6 +48,8 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& set, std::vector<LogFile>& lo
     // layers that own them; unknown files are kept for humans.
   }
   if (auto st = nccl::ingest_nccl_raw(b, set); !st) return st.error();
+  add_hardware_findings(set);  // PCIe / RDMA / host-config evidence -> findings; GPU BDF -> index, rank
+  all.append(std::move(set));
   return Ok{};
 }
 

@@ -5,15 +5,56 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace ccdiag {
+
+namespace {
+int errno_from_name(const std::string& n) {
+  static const std::pair<const char*, int> names[] = {
+      {"EINVAL", EINVAL}, {"EIO", EIO},       {"ENODEV", ENODEV},   {"ENODATA", ENODATA}, {"EACCES", EACCES},
+      {"EPERM", EPERM},   {"ENXIO", ENXIO},   {"EOPNOTSUPP", EOPNOTSUPP}, {"EBUSY", EBUSY}, {"ETIMEDOUT", ETIMEDOUT}};
+  for (const auto& [name, e] : names)
+    if (n == name) return e;
+  return 0;
+}
+}  // namespace
 
 SysRoot::SysRoot(std::string prefix) : prefix_(std::move(prefix)) {
   while (prefix_.size() > 1 && prefix_.back() == '/') prefix_.pop_back();
   if (prefix_ == "/") prefix_.clear();
+  if (prefix_.empty()) return;
+  char buf[PATH_MAX];
+  if (::realpath(prefix_.c_str(), buf)) real_prefix_ = buf;
+  std::ifstream in(prefix_ + "/errno.map");
+  if (!in || real_prefix_.empty()) return;
+  auto faults = std::make_shared<std::map<std::string, int>>();
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string rel, name;
+    if (!(ls >> rel >> name) || rel[0] == '#') continue;
+    const int err = errno_from_name(name);
+    if (err == 0) continue;
+    const std::string full = prefix_ + "/" + rel;
+    // Canonical key: the fault follows the file whichever symlink reaches it.
+    if (::realpath(full.c_str(), buf)) (*faults)[buf] = err;
+  }
+  faults_ = std::move(faults);
+}
+
+int SysRoot::injected_errno(const std::string& host_path) const {
+  if (!faults_ || faults_->empty()) return 0;
+  char buf[PATH_MAX];
+  if (!::realpath(path(host_path).c_str(), buf)) return 0;
+  const auto it = faults_->find(buf);
+  return it == faults_->end() ? 0 : it->second;
 }
 
 std::string SysRoot::path(const std::string& host_path) const {
@@ -35,6 +76,10 @@ Result<std::string> SysRoot::read_file(const std::string& host_path, size_t max_
   // block the open; reads from procfs/sysfs ignore the flag.
   const int fd = ::open(path(host_path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errno_error("cannot open", host_path, errno);
+  if (const int injected = injected_errno(host_path)) {  // fixture: fails like the real attribute
+    ::close(fd);
+    return errno_error("cannot read", host_path, injected);
+  }
   std::string out;
   char buf[8192];
   while (out.size() < max_bytes) {

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "collectors/kernel/kernel_log_collector.hpp"
+#include "collectors/kernel/kernel_log_window.hpp"
+#include "sys/journal.hpp"
 #include "sys/kmsg.hpp"
 
 namespace ccdiag {
@@ -13,7 +15,8 @@ namespace {
 constexpr size_t kMaxKernelLog = 8u << 20;
 }
 
-CollectorOutput collect_kernel_log(const CollectContext& ctx) {
+namespace {
+CollectorOutput collect_kernel_log_unwindowed(const CollectContext& ctx, const KernelLogOptions& opts) {
   CollectorOutput out;
   Evidence e;
   e.kind = "kernel.source";
@@ -39,8 +42,19 @@ CollectorOutput collect_kernel_log(const CollectContext& ctx) {
     e.provenance.source = "/dev/kmsg";
     auto dump = read_kmsg("/dev/kmsg", kMaxKernelLog);
     if (!dump) {
-      e.availability = Availability::unavailable(dump.error().one_line());
-      out.unchecked.push_back(Unchecked{"kernel log", "unavailable: " + dump.error().one_line()});
+      // No /dev/kmsg (container, dmesg_restrict): the journal keeps the kernel's messages too.
+      auto journal = read_journal_kernel(opts.since_epoch_s, std::chrono::milliseconds(3000), kMaxKernelLog);
+      if (journal) {
+        e.provenance.source = "journalctl -k -o json -b";
+        e.data["bytes"] = journal->size();
+        e.data["kmsg_error"] = dump.error().one_line();
+        out.raw.emplace_back("kernel.log", std::move(*journal));
+        out.evidence.push_back(std::move(e));
+        return out;
+      }
+      e.availability = Availability::unavailable(dump.error().one_line() + "; " + journal.error().one_line());
+      out.unchecked.push_back(Unchecked{"kernel log", "unavailable: " + dump.error().one_line() + "; " +
+                                                          journal.error().one_line()});
       out.evidence.push_back(std::move(e));
       return out;
     }
@@ -63,6 +77,28 @@ CollectorOutput collect_kernel_log(const CollectContext& ctx) {
     out.unchecked.push_back(Unchecked{"kernel log", "unavailable: no dev/kmsg or var/log/kern.log under --root; pass --kernel-log FILE"});
   }
   out.evidence.push_back(std::move(e));
+  return out;
+}
+
+}  // namespace
+
+CollectorOutput collect_kernel_log(const CollectContext& ctx) { return collect_kernel_log(ctx, {}); }
+
+CollectorOutput collect_kernel_log(const CollectContext& ctx, const KernelLogOptions& opts) {
+  CollectorOutput out = collect_kernel_log_unwindowed(ctx, opts);
+  if (!opts.since_epoch_s) return out;
+  const auto boot = boot_time_from_proc_stat(ctx.root.read_file("/proc/stat", 1 << 20).value_or(""));
+  for (auto& [path, text] : out.raw) {
+    if (path != "kernel.log") continue;
+    auto w = filter_kernel_log_since(text, *opts.since_epoch_s, boot);
+    text = std::move(w.text);
+    for (auto& e : out.evidence) {
+      if (e.kind != "kernel.source") continue;
+      e.data["since_epoch_s"] = *opts.since_epoch_s;
+      e.data["window"] = {{"kept", w.kept}, {"dropped", w.dropped}, {"untimed_kept", w.untimed},
+                          {"boot_time_known", boot.has_value()}};
+    }
+  }
   return out;
 }
 
