@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   register_diagnose(app, ctx);
   register_collect(app, ctx);
   register_info(app, ctx);
+  auto* probe = app.add_subcommand("probe", "Host and hardware probes");
+  probe->require_subcommand(1);
+  register_probe_gpu(probe, ctx);
 
   app.footer(
       "Examples:\n"

@@ -51,5 +51,7 @@ int report_input_error(CommandContext& ctx, const Error& e);
 void register_diagnose(CLI::App& app, CommandContext& ctx);
 void register_collect(CLI::App& app, CommandContext& ctx);
 void register_info(CLI::App& app, CommandContext& ctx);
+// Adds `gpu`, `nvlink` and `p2p` under an existing `probe` subcommand (cli/probe_gpu.cpp).
+void register_probe_gpu(CLI::App* probe, CommandContext& ctx);
 
 }  // namespace ccdiag

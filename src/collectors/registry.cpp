@@ -1,4 +1,5 @@
 #include "collectors/collector.hpp"
+#include "collectors/gpu/gpu_collector.hpp"
 #include "collectors/host/host_collectors.hpp"
 #include "collectors/kernel/kernel_log_collector.hpp"
 
@@ -12,6 +13,7 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"versions", milliseconds(3000), collect_versions, "host.versions"},
       {"dev_shm", milliseconds(2000), collect_dev_shm, "host.dev_shm"},
       {"kernel_log", milliseconds(5000), collect_kernel_log, "kernel.source"},
+      {"gpu", milliseconds(9000), collect_gpu, "gpu.nvml"},
   };
   return collectors;
 }
