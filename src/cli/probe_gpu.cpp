@@ -304,8 +304,9 @@ int run_probe_p2p_cmd(const ProbeGpuOptions& o, CommandContext& ctx) {
           for (size_t j = i + 1; j < gpus.size(); ++j) {
             if (!gpus[i].is_string() || !gpus[j].is_string()) continue;
             const bool ok = i < nvl.size() && j < nvl[i].size() && nvl[i][j].is_number() && nvl[i][j].get<int>() == 0;
-            auto key = std::minmax(gpus[i].get<std::string>(), gpus[j].get<std::string>());
-            t.expected_path[{key.first, key.second}] = ok ? "nvlink" : "pcie";
+            std::string x = gpus[i].get<std::string>(), y = gpus[j].get<std::string>();
+            if (y < x) std::swap(x, y);
+            t.expected_path[{x, y}] = ok ? "nvlink" : "pcie";
           }
       }
     }

@@ -173,7 +173,7 @@ class ProbeP2p(unittest.TestCase):
         cuda = [e for e in kinds(doc, "gpu.p2p") if e["data"]["source"] == "cuda"][0]
         hung = [p for p in cuda["data"]["pairs"] if p["status"] == "timeout"]
         self.assertEqual([(p["a"], p["b"]) for p in hung], [("0000:3a:00.0", "0000:5d:00.0")])
-        self.assertIn("cuMemcpyPeer 0000:3a:00.0 -> 0000:5d:00.0 did not complete within 1000 ms", hung[0]["reason"])
+        self.assertEqual("cuMemcpyPeerAsync 0000:3a:00.0 -> 0000:5d:00.0 did not complete within 1000 ms", hung[0]["reason"])
         self.assertEqual(ids(doc), ["gpu.p2p.copy_hang"])
         self.assertEqual([s["cause"] for s in doc["findings"][0]["supports"]][0], "nvlink_down_or_degraded")
 

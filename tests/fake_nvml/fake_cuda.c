@@ -1,7 +1,8 @@
 /* A fake libcuda.so.1 (CUDA driver API, the entry points ccdiag's P2P probe
  * uses) for machines with no GPU. Devices match fake_nvml.c's HGX H100 board
  * (same PCI bus ids, in the same order). "Device memory" is a token; a copy
- * sleeps for bytes / bandwidth, so measured bandwidth follows the scenario.
+ * advances a virtual stream clock by bytes / bandwidth, which CUDA events
+ * read, so measured bandwidth follows the scenario exactly.
  * CCDIAG_FAKE_CUDA_SCENARIO, comma-separated:
  *   (empty)          8 GPUs, every pair peer-capable, 380 GB/s (NVLink4 through NVSwitch)
  *   gpus=N           N GPUs (1..8)
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -136,7 +136,12 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   cuDeviceCanAccessPeer(&can, g_current->dev, peer->dev);
   return can ? 0 : 217;
 }
-CUresult cuCtxSynchronize(void) { return g_current ? 0 : 1; }
+static int g_stream_hung;
+CUresult cuCtxSynchronize(void) {
+  if (g_stream_hung)
+    for (;;) pause();
+  return g_current ? 0 : 1;
+}
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   if (!g_current) return 1;
   *p = g_next_ptr;
@@ -152,23 +157,61 @@ CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) {
   return 0;
 }
 
-static void copy_time(size_t bytes, double gbps) {
-  double s = (double)bytes / (gbps * 1e9) + 2e-6; /* + launch latency */
-  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  nanosleep(&ts, NULL);
-}
-CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t bytes) {
-  (void)dst; (void)src;
+/* The legacy stream's timeline, in virtual microseconds: copies advance it by
+ * their modelled duration, events read it. Timing is then exact whatever the
+ * load on the test machine. A copy on a hung pair never completes: whoever
+ * waits for the stream (event or context synchronize) blocks forever. */
+static double g_stream_us;
+struct fake_event {
+  double at_us;
+  int used;
+};
+static struct fake_event g_events[64];
+
+static void enqueue_copy(size_t bytes, double gbps) { g_stream_us += 2.0 + (double)bytes / (gbps * 1e3); }
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t bytes, void* stream) {
+  (void)dst; (void)src; (void)stream;
   if (!dctx || !sctx) return 1;
   int a = sctx->dev, b = dctx->dev;
-  if (pair_is("hang_pair", a, b))
-    for (;;) pause();
-  double gbps = pair_is("slow_pair", a, b) ? 12.0 : value_of("pcie", 380);
-  copy_time(bytes, gbps);
+  if (pair_is("hang_pair", a, b)) g_stream_hung = 1;
+  enqueue_copy(bytes, pair_is("slow_pair", a, b) ? 12.0 : value_of("pcie", 380));
   return 0;
 }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-  (void)dst; (void)src;
-  copy_time(bytes, 1500.0); /* HBM3 device-local copy */
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void* stream) {
+  (void)dst; (void)src; (void)stream;
+  enqueue_copy(bytes, 1500.0); /* HBM3 device-local copy */
+  return 0;
+}
+CUresult cuEventCreate(struct fake_event** e, unsigned int flags) {
+  (void)flags;
+  for (int i = 0; i < 64; ++i)
+    if (!g_events[i].used) {
+      g_events[i].used = 1;
+      *e = &g_events[i];
+      return 0;
+    }
+  return 2; /* out of memory */
+}
+CUresult cuEventRecord(struct fake_event* e, void* stream) {
+  (void)stream;
+  if (!e) return 1;
+  e->at_us = g_stream_us;
+  return 0;
+}
+CUresult cuEventSynchronize(struct fake_event* e) {
+  if (!e) return 1;
+  if (g_stream_hung)
+    for (;;) pause();
+  return 0;
+}
+CUresult cuEventElapsedTime(float* ms, struct fake_event* start, struct fake_event* end) {
+  if (!start || !end) return 1;
+  *ms = (float)((end->at_us - start->at_us) / 1e3);
+  return 0;
+}
+CUresult cuEventDestroy_v2(struct fake_event* e) {
+  if (!e) return 1;
+  e->used = 0;
   return 0;
 }

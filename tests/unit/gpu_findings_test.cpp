@@ -30,7 +30,7 @@ Evidence p2p(json pairs) {
 json pair(const std::string& a, const std::string& b, const std::string& path, const std::string& status, double gbps = 0) {
   json p{{"a", a}, {"b", b}, {"expected_path", path}, {"status", status}};
   if (status == "ok") p["bandwidth_gbps"] = gbps;
-  if (status == "timeout") p["reason"] = "cuMemcpyPeer " + a + " -> " + b + " did not complete within 5000 ms";
+  if (status == "timeout") p["reason"] = "cuMemcpyPeerAsync " + a + " -> " + b + " did not complete within 5000 ms";
   return p;
 }
 

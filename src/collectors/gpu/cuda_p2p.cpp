@@ -20,7 +20,6 @@ namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
 
 // The driver API entry points used (cuda.h, stable C ABI; _v2 names are the
 // ones the 64-bit API exports since CUDA 3.2 / 11.0).
@@ -30,6 +29,8 @@ struct CudaApi {
   using CUdevice = int;
   using CUcontext = void*;
   using CUdeviceptr = unsigned long long;
+  using CUevent = void*;
+  using CUstream = void*;
   CUresult (*Init)(unsigned) = nullptr;
   CUresult (*GetErrorString)(CUresult, const char**) = nullptr;
   CUresult (*DriverGetVersion)(int*) = nullptr;
@@ -44,8 +45,13 @@ struct CudaApi {
   CUresult (*CtxSynchronize)() = nullptr;
   CUresult (*MemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*MemFree)(CUdeviceptr) = nullptr;
-  CUresult (*MemcpyPeer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t) = nullptr;
-  CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;
+  CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) = nullptr;
+  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
+  CUresult (*EventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*EventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*EventSynchronize)(CUevent) = nullptr;
+  CUresult (*EventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*EventDestroy)(CUevent) = nullptr;
 
   std::string error(CUresult r) const {
     const char* s = nullptr;
@@ -77,12 +83,18 @@ Result<CudaApi> load_cuda(const std::string& library) {
   CCDIAG_CU_SYM(CtxSynchronize, "cuCtxSynchronize");
   CCDIAG_CU_SYM(MemAlloc, "cuMemAlloc_v2");
   CCDIAG_CU_SYM(MemFree, "cuMemFree_v2");
-  CCDIAG_CU_SYM(MemcpyPeer, "cuMemcpyPeer");
-  CCDIAG_CU_SYM(MemcpyDtoD, "cuMemcpyDtoD_v2");
+  CCDIAG_CU_SYM(MemcpyPeerAsync, "cuMemcpyPeerAsync");
+  CCDIAG_CU_SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  CCDIAG_CU_SYM(EventCreate, "cuEventCreate");
+  CCDIAG_CU_SYM(EventRecord, "cuEventRecord");
+  CCDIAG_CU_SYM(EventSynchronize, "cuEventSynchronize");
+  CCDIAG_CU_SYM(EventElapsedTime, "cuEventElapsedTime");
+  CCDIAG_CU_SYM(EventDestroy, "cuEventDestroy_v2");
 #undef CCDIAG_CU_SYM
   if (!a.Init || !a.DeviceGetCount || !a.DeviceGet || !a.DeviceGetPCIBusId || !a.DeviceCanAccessPeer ||
-      !a.PrimaryCtxRetain || !a.CtxSetCurrent || !a.CtxSynchronize || !a.MemAlloc || !a.MemFree || !a.MemcpyPeer ||
-      !a.MemcpyDtoD)
+      !a.PrimaryCtxRetain || !a.CtxSetCurrent || !a.CtxSynchronize || !a.MemAlloc || !a.MemFree ||
+      !a.MemcpyPeerAsync || !a.MemcpyDtoDAsync || !a.EventCreate || !a.EventRecord || !a.EventSynchronize ||
+      !a.EventElapsedTime || !a.EventDestroy)
     return make_error("lacks a driver API entry point ccdiag needs", library, "driver too old or not libcuda");
   return a;
 }
@@ -130,8 +142,7 @@ json stage_matrix(const std::string& library, char* slot) {
   return out;
 }
 
-// One pair (or one GPU when a == b): copies both ways, timed on the host
-// clock around synchronous copies (cuMemcpyPeer returns when the copy is done).
+// One pair (or one GPU when a == b): copies both ways, timed with CUDA events.
 json stage_pair(const std::string& library, int a, int b, size_t bytes, int iterations, const std::string& label_a,
                 const std::string& label_b, char* slot) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -158,32 +169,47 @@ json stage_pair(const std::string& library, int a, int b, size_t bytes, int iter
     if (int r = api->MemAlloc(&pb, bytes); r != 0) return {{"status", "error"}, {"reason", "cuMemAlloc_v2: " + api->error(r)}};
   }
 
+  // Copies go to the current context's legacy stream (0) and are timed with
+  // CUDA events around them: device time, not host scheduling noise (the
+  // method of CUDA's p2pBandwidthLatencyTest).
   auto copy = [&](bool forward, size_t n) {
-    if (a == b) return api->MemcpyDtoD(pb, pa, n);
-    return forward ? api->MemcpyPeer(pb, cb, pa, ca, n) : api->MemcpyPeer(pa, ca, pb, cb, n);
+    if (a == b) return api->MemcpyDtoDAsync(pb, pa, n, nullptr);
+    return forward ? api->MemcpyPeerAsync(pb, cb, pa, ca, n, nullptr) : api->MemcpyPeerAsync(pa, ca, pb, cb, n, nullptr);
+  };
+  // Milliseconds for `count` copies of `n` bytes, or an error text.
+  auto timed = [&](bool forward, size_t n, int count, const std::string& dir, double* ms) -> std::string {
+    CudaApi::CUevent start = nullptr, stop = nullptr;
+    if (int r = api->EventCreate(&start, 0); r != 0) return "cuEventCreate: " + api->error(r);
+    if (int r = api->EventCreate(&stop, 0); r != 0) return "cuEventCreate: " + api->error(r);
+    api->EventRecord(start, nullptr);
+    for (int i = 0; i < count; ++i)
+      if (int r = copy(forward, n); r != 0) return "copy " + dir + ": " + api->error(r);
+    api->EventRecord(stop, nullptr);
+    mark(slot, (a == b ? "cuMemcpyDtoDAsync " : "cuMemcpyPeerAsync ") + dir);
+    if (int r = api->EventSynchronize(stop); r != 0) return "copy " + dir + ": " + api->error(r);
+    float f = 0;
+    if (int r = api->EventElapsedTime(&f, start, stop); r != 0) return "cuEventElapsedTime: " + api->error(r);
+    api->EventDestroy(start);
+    api->EventDestroy(stop);
+    *ms = f;
+    return {};
   };
   json dirs = json::array();
   for (bool forward : {true, false}) {
     if (a == b && !forward) break;
     const std::string dir = forward ? label_a + " -> " + label_b : label_b + " -> " + label_a;
     api->CtxSetCurrent(forward ? ca : cb);
-    mark(slot, "cuMemcpyPeer " + dir);
-    if (int r = copy(forward, bytes); r != 0) return {{"status", "error"}, {"reason", "copy " + dir + ": " + api->error(r)}};
-    api->CtxSynchronize();
-    const auto t0 = Clock::now();
-    for (int i = 0; i < iterations; ++i)
-      if (int r = copy(forward, bytes); r != 0) return {{"status", "error"}, {"reason", "copy " + dir + ": " + api->error(r)}};
-    api->CtxSynchronize();
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    double warm = 0, ms = 0, small = 0;
     constexpr int kSmall = 20;
-    const auto t1 = Clock::now();
-    for (int i = 0; i < kSmall; ++i) copy(forward, 8);
-    api->CtxSynchronize();
-    const double lat_us = std::chrono::duration<double, std::micro>(Clock::now() - t1).count() / kSmall;
-    const double gbps = secs > 0 ? static_cast<double>(bytes) * iterations / secs / 1e9 : 0.0;
+    std::string err = timed(forward, bytes, 1, dir, &warm);
+    if (err.empty()) err = timed(forward, bytes, iterations, dir, &ms);
+    if (err.empty()) err = timed(forward, 8, kSmall, dir, &small);
+    if (!err.empty()) return {{"status", "error"}, {"reason", err}};
+    const double gbps = ms > 0 ? static_cast<double>(bytes) * iterations / (ms / 1e3) / 1e9 : 0.0;
+    const double lat_us = small * 1e3 / kSmall;
     dirs.push_back({{"direction", forward ? "forward" : "reverse"},
                     {"bandwidth_gbps", std::round(gbps * 10) / 10},
-                    {"latency_us", std::round(lat_us * 10) / 10}});
+                    {"latency_us", std::round(lat_us * 100) / 100}});
   }
   mark(slot, "cuMemFree_v2");
   api->CtxSetCurrent(ca);
@@ -253,8 +279,9 @@ P2pTestResult run_p2p_test(const P2pTestOptions& opts) {
     if (a == b) {
       p["expected_path"] = "local";
     } else {
-      auto key = std::minmax(label(a), label(b));
-      auto it = opts.expected_path.find({key.first, key.second});
+      std::string x = label(a), y = label(b);
+      if (y < x) std::swap(x, y);
+      auto it = opts.expected_path.find({x, y});
       p["expected_path"] = it == opts.expected_path.end() ? "unknown" : it->second;
       const bool ab = can.size() > static_cast<size_t>(a) && can[a].size() > static_cast<size_t>(b) && can[a][b].is_boolean() && can[a][b].get<bool>();
       const bool ba = can.size() > static_cast<size_t>(b) && can[b].size() > static_cast<size_t>(a) && can[b][a].is_boolean() && can[b][a].get<bool>();

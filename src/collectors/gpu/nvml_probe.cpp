@@ -428,7 +428,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& opts) {
   std::vector<json> devices;
   {
     CallTrace trace(1);
-    const milliseconds dl = deadline.slice(opts.init_deadline);
+    const milliseconds dl = std::min(opts.init_deadline, opts.total);  // the first stage: nothing spent yet
     const auto o = run_probe_isolated("nvml enumerate", dl, [&] { return stage_enumerate(opts.library, trace.slot(0)); });
     if (o.availability.state == AvailabilityState::timeout) {
       nv.availability = Availability::timeout(hung_reason(trace.read(0), dl, "NVML"));
