@@ -143,29 +143,48 @@ void print_gpu_text(const ProbeRun& r, CommandContext& ctx) {
   print_findings_and_unchecked(r, ctx);
 }
 
+// One summary line per GPU; link lines only for links that are down or count
+// errors (every link with --verbose).
 void print_nvlink_text(const ProbeRun& r, CommandContext& ctx) {
   print_nvml_header(r, ctx);
-  std::string current;
+  std::map<std::string, std::vector<const Evidence*>> by_gpu;
+  std::vector<std::string> order;
   for (const auto& e : r.evidence) {
     if (e.kind != "nvlink.link") continue;
     const std::string g = e.subject.gpu.value_or("?");
-    if (g != current) {
-      ctx.out << "GPU " << g << ":\n";
-      current = g;
-    }
-    const json& d = e.data;
-    const json t0 = d.value("counters_t0", json::object()), t1 = d.value("counters_t1", json::object());
-    auto delta = [&](const char* k) {
-      if (!t0.contains(k) || !t1.contains(k)) return std::string("-");
-      return fmt::format("+{}", t1[k].get<int64_t>() - t0[k].get<int64_t>());
-    };
-    ctx.out << fmt::format("  link {:>2} {:<8} v{:<2} remote {:<13} {:<7} replay {}({}) recovery {}({}) crc_flit {}({})\n",
-                           n_or(d, "link"), d.value("active", false) ? "active" : "DOWN", n_or(d, "version", "?"),
-                           s_or(d, "remote_bdf"), s_or(d, "remote_type"), n_or(t0, "replay"), delta("replay"),
-                           n_or(t0, "recovery"), delta("recovery"), n_or(t0, "crc_flit"), delta("crc_flit"));
+    if (!by_gpu.count(g)) order.push_back(g);
+    by_gpu[g].push_back(&e);
   }
-  if (current.empty() && find_kind(r.evidence, "gpu.nvml") && find_kind(r.evidence, "gpu.nvml")->availability.is_ok())
-    ctx.out << "No NVLinks reported (PCIe-only GPUs).\n";
+  for (const auto& g : order) {
+    const auto& links = by_gpu[g];
+    std::set<std::string> remotes;
+    int active = 0;
+    for (const auto* e : links) {
+      if (e->data.value("active", false)) ++active;
+      if (e->data.contains("remote_bdf")) remotes.insert(s_or(e->data, "remote_bdf") + " " + s_or(e->data, "remote_type"));
+    }
+    ctx.out << fmt::format("GPU {}: {}/{} links active, {} remote end(s)\n", g, active, links.size(), remotes.size());
+    for (const auto* e : links) {
+      const json& d = e->data;
+      const json t0 = d.value("counters_t0", json::object()), t1 = d.value("counters_t1", json::object());
+      bool counts = false;
+      for (const auto& [k, v] : t0.items())
+        if (v.is_number() && v.get<double>() > 0) counts = true;
+      if (!ctx.global.verbose && d.value("active", false) && !counts) continue;
+      auto delta = [&](const char* k) {
+        if (!t0.contains(k) || !t1.contains(k) || !t0[k].is_number_integer() || !t1[k].is_number_integer())
+          return std::string("-");
+        return fmt::format("+{}", t1[k].get<int64_t>() - t0[k].get<int64_t>());
+      };
+      ctx.out << fmt::format("  link {:>2} {:<7} v{:<2} remote {:<13} {:<7} replay {}({}) recovery {}({}) crc_flit {}({}) crc_data {}({})\n",
+                             n_or(d, "link"), d.value("active", false) ? "active" : "DOWN", n_or(d, "version", "?"),
+                             s_or(d, "remote_bdf"), s_or(d, "remote_type"), n_or(t0, "replay"), delta("replay"),
+                             n_or(t0, "recovery"), delta("recovery"), n_or(t0, "crc_flit"), delta("crc_flit"),
+                             n_or(t0, "crc_data"), delta("crc_data"));
+    }
+  }
+  const Evidence* nv = find_kind(r.evidence, "gpu.nvml");
+  if (order.empty() && nv && nv->availability.is_ok()) ctx.out << "No NVLinks reported (PCIe-only GPUs).\n";
   print_findings_and_unchecked(r, ctx);
 }
 

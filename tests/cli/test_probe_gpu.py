@@ -114,7 +114,11 @@ class ProbeGpuScenarios(unittest.TestCase):
         self.assertEqual(doc["findings"][0]["subject"]["gpu"], "0000:2a:00.0")
         self.assertEqual({e["kind"] for e in doc["evidence"]}, {"gpu.nvml", "nvlink.link"})
         p = run(["probe", "nvlink", "--interval", "0"], env=env("nvlink_down"))
+        self.assertIn("GPU 0000:2a:00.0: 16/18 links active, 4 remote end(s)", p.stdout)
         self.assertIn("link  4 DOWN", p.stdout)
+        self.assertNotIn("link  3 active", p.stdout)  # healthy links only with --verbose
+        p = run(["-v", "probe", "nvlink", "--interval", "0"], env=env("nvlink_down"))
+        self.assertIn("link  3 active", p.stdout)
 
     def test_rising_replay_errors_between_two_samples(self):
         doc = probe_json(["nvlink", "--interval", "0.3"], 1, env("replay_rising"))
