@@ -181,6 +181,21 @@ class ProbeP2p(unittest.TestCase):
         self.assertEqual(ids(doc), ["gpu.p2p.copy_hang"])
         self.assertEqual([s["cause"] for s in doc["findings"][0]["supports"]][0], "nvlink_down_or_degraded")
 
+    def test_pcie_pair_whose_copy_never_completes_points_to_iommu_or_acs(self):
+        # Case 012 (NVIDIA/nccl#257): PCIe-only box, the driver reports peer access between GPUs behind one
+        # switch, but peer writes never arrive (VT-d on); NCCL hangs at the first collective.
+        doc = probe_json(["p2p", "--size", "1048576", "--pair-timeout", "1"], 1,
+                         env("pcie_only", "pcie=24,hang_pair=0-1"))
+        cuda = [e for e in kinds(doc, "gpu.p2p") if e["data"]["source"] == "cuda"][0]
+        by_pair = {(p["a"], p["b"]): p for p in cuda["data"]["pairs"]}
+        hung = by_pair[("0000:18:00.0", "0000:2a:00.0")]
+        self.assertEqual((hung["expected_path"], hung["status"]), ("pcie", "timeout"))
+        # 1 MiB at 24 GB/s plus the 2 us a copy costs to launch
+        self.assertAlmostEqual(by_pair[("0000:18:00.0", "0000:3a:00.0")]["bandwidth_gbps"], 22.9, delta=0.2)
+        self.assertEqual(ids(doc), ["gpu.p2p.copy_hang"])
+        causes = [s["cause"] for s in doc["findings"][0]["supports"]]
+        self.assertEqual(causes[:2], ["iommu_blocks_p2p", "pcie_acs_p2p_blocked"])
+
     def test_refuses_gpus_in_use_unless_forced(self):
         p = run(["probe", "p2p"], env=env("busy", ""))
         self.assertEqual(p.returncode, 2)
