@@ -129,9 +129,9 @@ json stage_enumerate(const std::string& library, char* slot) {
       nvml::PciInfo pci{};
       if (s.call("nvmlDeviceGetPciInfo_v3", s.api.DeviceGetPciInfo_v3, h, &pci) == 0) d["bdf"] = bdf_of(pci);
       char u[nvml::kUuidLen] = {};
-      if (s.call("nvmlDeviceGetUUID", s.api.DeviceGetUUID, h, u, nvml::kUuidLen) == 0) d["uuid"] = std::string(u);
+      if (s.call("nvmlDeviceGetUUID", s.api.DeviceGetUUID, h, u, nvml::kUuidLen) == 0) d["uuid"] = std::string(u, ::strnlen(u, sizeof u));
       char n[nvml::kNameLen] = {};
-      if (s.call("nvmlDeviceGetName", s.api.DeviceGetName, h, n, nvml::kNameLen) == 0) d["name"] = std::string(n);
+      if (s.call("nvmlDeviceGetName", s.api.DeviceGetName, h, n, nvml::kNameLen) == 0) d["name"] = std::string(n, ::strnlen(n, sizeof n));
     }
     devices.push_back(std::move(d));
   }
@@ -191,10 +191,10 @@ json stage_device(const std::string& library, unsigned index, milliseconds inter
   }
   char u[nvml::kUuidLen] = {};
   if (check("nvmlDeviceGetUUID", s.call("nvmlDeviceGetUUID", s.api.DeviceGetUUID, h, u, nvml::kUuidLen)))
-    d["uuid"] = std::string(u);
+    d["uuid"] = std::string(u, ::strnlen(u, sizeof u));
   char n[nvml::kNameLen] = {};
   if (check("nvmlDeviceGetName", s.call("nvmlDeviceGetName", s.api.DeviceGetName, h, n, nvml::kNameLen)))
-    d["name"] = std::string(n);
+    d["name"] = std::string(n, ::strnlen(n, sizeof n));
   unsigned minor = 0;
   if (check("nvmlDeviceGetMinorNumber", s.call("nvmlDeviceGetMinorNumber", s.api.DeviceGetMinorNumber, h, &minor)))
     d["minor"] = minor;
