@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   register_ranks(app, ctx);
   register_stacks(app, ctx);
   register_probe(app, ctx);
+  register_probe_gpu(app.get_subcommand("probe"), ctx);
 
   app.footer(
       "Examples:\n"

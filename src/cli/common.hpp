@@ -55,5 +55,7 @@ void register_nccl(CLI::App& app, CommandContext& ctx);
 void register_ranks(CLI::App& app, CommandContext& ctx);
 void register_stacks(CLI::App& app, CommandContext& ctx);
 void register_probe(CLI::App& app, CommandContext& ctx);
+// Adds `gpu`, `nvlink` and `p2p` under an existing `probe` subcommand (cli/probe_gpu.cpp).
+void register_probe_gpu(CLI::App* probe, CommandContext& ctx);
 
 }  // namespace ccdiag

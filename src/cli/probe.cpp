@@ -174,15 +174,8 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
 }  // namespace
 
 void register_probe(CLI::App& app, CommandContext& ctx) {
-  auto opts = std::make_shared<ProbeOptions>();
-  auto* sub = app.add_subcommand("probe", "Hardware-path probes of this host: pcie, rdma, kernel, config");
-  sub->add_option("what", opts->what, "pcie | rdma | kernel | config")
-      ->required()
-      ->check(CLI::IsMember({"pcie", "rdma", "kernel", "config"}));
-  sub->add_option("--interval", opts->interval_s, "rdma: seconds between the two counter samples (default 1)")
-      ->check(CLI::Range(0.0, 60.0));
-  sub->add_option("--since", opts->since, "kernel: only records since T (10m, 2h, 1d, @EPOCH, 2026-11-30T05:00:00Z)");
-  add_output_flags(sub, opts->output);
+  auto* sub = app.add_subcommand("probe", "Host and hardware probes: pcie, rdma, kernel, config, gpu, nvlink, p2p");
+  sub->require_subcommand(1);
   sub->footer(
       "Examples:\n"
       "  ccdiag probe pcie                      # GPU/NIC links, AER, ACS (as root), IOMMU\n"
@@ -191,7 +184,23 @@ void register_probe(CLI::App& app, CommandContext& ctx) {
       "  ccdiag --root tests/fixtures/sysroots/acs-enabled-on-switch probe pcie\n"
       "Exit: 0 nothing found, 1 problem found, 2 bad input, 3 partial (something could not be read),\n"
       "      4 internal error. Absent hardware (no RDMA subsystem, no GPU) is 'skipped', not partial.");
-  sub->callback([opts, &ctx] { ctx.exit_code = run_probe(*opts, ctx); });
+  const std::pair<const char*, const char*> kinds[] = {
+      {"pcie", "GPU and NIC PCIe links, AER counters, ACS on bridges (needs root), IOMMU"},
+      {"rdma", "RDMA ports, GIDs, counters sampled twice, netdevs, queue pairs"},
+      {"kernel", "Kernel log: Xid, SXid, AER, mlx5, OOM killer, hung tasks"},
+      {"config", "Host config: memlock of ranks, GPUDirect RDMA, fabric manager"}};
+  for (const auto& [name, desc] : kinds) {
+    auto opts = std::make_shared<ProbeOptions>();
+    opts->what = name;
+    auto* p = sub->add_subcommand(name, desc);
+    if (std::string(name) == "rdma")
+      p->add_option("--interval", opts->interval_s, "Seconds between the two counter samples (default 1)")
+          ->check(CLI::Range(0.0, 60.0));
+    if (std::string(name) == "kernel")
+      p->add_option("--since", opts->since, "Only records since T (10m, 2h, 1d, @EPOCH, 2026-11-30T05:00:00Z)");
+    add_output_flags(p, opts->output);
+    p->callback([opts, &ctx] { ctx.exit_code = run_probe(*opts, ctx); });
+  }
 }
 
 }  // namespace ccdiag

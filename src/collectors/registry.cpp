@@ -1,5 +1,6 @@
 #include "collectors/collector.hpp"
 #include "collectors/config/config_collector.hpp"
+#include "collectors/gpu/gpu_collector.hpp"
 #include "collectors/host/host_collectors.hpp"
 #include "collectors/kernel/kernel_log_collector.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
@@ -23,6 +24,7 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"pcie", milliseconds(4000), collect_pcie, "pcie.link"},
       {"rdma", milliseconds(5000), [](const CollectContext& c) { return collect_rdma(c); }, "rdma.port"},
       {"host_config", milliseconds(3000), collect_host_config, "host.memlock"},
+      {"gpu", milliseconds(9000), collect_gpu, "gpu.nvml"},
   };
   return collectors;
 }

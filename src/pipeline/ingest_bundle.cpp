@@ -4,6 +4,7 @@
 
 #include "analysis/census/census.hpp"
 #include "collectors/hw/hw_findings.hpp"
+#include "collectors/gpu/gpu_findings.hpp"
 #include "collectors/kernel/kernel_log.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "pipeline/ingest.hpp"
@@ -33,6 +34,7 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& lo
   set.add_host(b.manifest.host);
   for (const auto& e : b.evidence) set.evidence.push_back(e);
   for (const auto& u : b.unchecked) set.unchecked.push_back(u);
+  for (auto& f : gpu_findings(b.evidence)) set.findings.push_back(std::move(f));
   for (const auto& rel : b.raw_files) {
     const std::string path = (fs::path(b.dir) / rel).string();
     const std::string shown = b.manifest.host + ":" + rel;
