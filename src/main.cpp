@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   register_diagnose(app, ctx);
   register_collect(app, ctx);
   register_info(app, ctx);
+  register_analyze(app, ctx);
+  register_fleet(app, ctx);
+  register_prom(app, ctx);
 
   app.footer(
       "Examples:\n"
