@@ -6,7 +6,7 @@
 // Content-Security-Policy meta tag comes first in <head>, so an accidental
 // external fetch is blocked and logged by the browser. The machine-readable
 // record rides along as a non-executed <script type="application/json"> data
-// block ("</" escaped). Every value from a host is HTML-escaped. Output is
+// block (every <, > and & escaped as \\u00XX). Every value from a host is HTML-escaped. Output is
 // deterministic for the same inputs.
 #pragma once
 

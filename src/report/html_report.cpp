@@ -25,12 +25,16 @@ std::string html_escape(std::string_view s) {
 }
 
 std::string json_for_script(const std::string& j) {
+  // In JSON text '<', '>' and '&' only occur inside strings, where \u escapes
+  // mean the same; escaping all of them keeps "</script>", "<!--" and
+  // "<script" (which would switch the HTML parser's script-data states) out.
   std::string o;
   o.reserve(j.size());
-  for (size_t i = 0; i < j.size(); ++i) {
-    // "</" would end the element early; "<!--" would start a comment state.
-    if (j[i] == '<' && i + 1 < j.size() && (j[i + 1] == '/' || j[i + 1] == '!')) o += "\\u003c";
-    else o.push_back(j[i]);
+  for (char c : j) {
+    if (c == '<') o += "\\u003c";
+    else if (c == '>') o += "\\u003e";
+    else if (c == '&') o += "\\u0026";
+    else o.push_back(c);
   }
   return o;
 }

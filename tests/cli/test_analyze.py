@@ -139,7 +139,8 @@ class AnalyzeXid79Fleet(unittest.TestCase):
             html = os.path.join(tmp, "r.html")
             p = run(["analyze", d, "--html", html])
             self.assertEqual(p.returncode, 1, p.stderr)
-            text = open(html, encoding="utf-8").read()
+            with open(html, encoding="utf-8") as f:
+                text = f.read()
             head = text[text.index("<head>"):]
             self.assertTrue(head.split("\n")[1].startswith('<meta http-equiv="Content-Security-Policy"'))
             self.assertNotIn("<script>alert", text)

@@ -35,7 +35,8 @@ class PromFromBundle(unittest.TestCase):
             out = os.path.join(tmp, "ccdiag.prom")
             p = run(["prom", "--out", out, os.path.join(tmp, "b", "gpu-node-0002")])
             self.assertEqual(p.returncode, 0, p.stderr)
-            text = open(out).read()
+            with open(out) as f:
+                text = f.read()
             self.assertTrue(text.endswith("\n"))
             helps, types, samples = parse(text)
             for name in {s.split("{")[0].split(" ")[0] for s in samples}:
@@ -61,7 +62,8 @@ class PromFromBundle(unittest.TestCase):
             out = os.path.join(tmp, "ccdiag.prom")
             p = run(["prom", "--out", out, os.path.join(EXAMPLES, "healthy-8gpu-node")])
             self.assertEqual(p.returncode, 0, p.stderr)
-            text = open(out).read()
+            with open(out) as f:
+                text = f.read()
             parse(text)
             self.assertIn('ccdiag_verdict_info{root_cause="no_problem_found",layer="",culprit_kind="none"} 1', text)
             self.assertNotIn("ccdiag_gpu_nvlink", text)  # no NVLink evidence: no series, not zeros
