@@ -187,5 +187,46 @@ class ClushExecWorker(unittest.TestCase):
                 self.assertTrue(os.path.exists(os.path.join(out, h, "manifest.json")))
 
 
+# Stands in for kubectl: `get pods` prints the pods of the selector; `exec -n NS POD [-c C] -- CMD...` runs
+# CMD inside the pod's filesystem (here: its fixture root as the working directory); pod "llm-worker-2"
+# fails the way kubectl does when the container is gone.
+FAKE_KUBECTL = """#!/bin/sh
+roots="$FAKE_K8S_ROOTS"
+if [ "$1" = get ]; then printf 'llm-worker-0\\nllm-worker-1\\nllm-worker-2\\n'; exit 0; fi
+[ "$1" = exec ] || exit 64
+pod="$4"
+while [ "$1" != -- ]; do shift; done; shift
+if [ "$pod" = llm-worker-2 ]; then echo 'error: unable to upgrade connection: container not found ("trainer")' >&2; exit 1; fi
+cd "$roots/$pod" || exit 1
+exec "$@"
+"""
+
+
+class KubectlExec(unittest.TestCase):
+    def test_one_exec_per_pod_and_failed_pods_listed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            roots = os.path.join(tmp, "roots")
+            for pod in ("llm-worker-0", "llm-worker-1", "llm-worker-2"):
+                make_node_root(os.path.join(roots, pod), pod, XID79_KMSG if pod == "llm-worker-1" else HEALTHY_KMSG)
+            fake = os.path.join(tmp, "kubectl")
+            with open(fake, "w") as f:
+                f.write(FAKE_KUBECTL)
+            os.chmod(fake, 0o755)
+            out = os.path.join(tmp, "out")
+            p = run(["fleet", "collect", "--launcher", "kubectl", "--launcher-path", fake, "-n", "train",
+                     "-l", "training.kubeflow.org/job-name=llm", "-c", "trainer", "--remote-ccdiag", BIN,
+                     "--remote-args", "--timeout 5 --root . --kernel-log kmsg.log", "--out", out],
+                    env={"FAKE_K8S_ROOTS": roots}, timeout=120)
+            self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+            self.assertIn("2 of 3 host(s) answered via kubectl", p.stdout)
+            with open(os.path.join(out, "fleet.json")) as f:
+                rec = json.load(f)
+            self.assertEqual(rec["failed"][0]["host"], "llm-worker-2")
+            self.assertIn("container not found", rec["failed"][0]["reason"])
+            doc, _ = run_json(["analyze", out], expect_rc=1)
+            self.assertEqual(doc["verdict"]["root_cause"], "gpu_fell_off_bus")
+            self.assertEqual(doc["verdict"]["culprit"]["host"], "llm-worker-1")
+
+
 if __name__ == "__main__":
     unittest.main()
