@@ -12,7 +12,8 @@ PACKAGES=(
   libibverbs-dev rdma-core
   clang libclang-rt-14-dev
   python3 python3-jsonschema
-  ripgrep pdsh
+  ripgrep pdsh clustershell
+  chromium fonts-dejavu-core
 )
 
 missing=()

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   register_stacks(app, ctx);
   register_probe(app, ctx);
   register_probe_gpu(app.get_subcommand("probe"), ctx);
+  register_analyze(app, ctx);
+  register_fleet(app, ctx);
+  register_prom(app, ctx);
 
   app.footer(
       "Examples:\n"

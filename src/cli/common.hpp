@@ -57,5 +57,8 @@ void register_stacks(CLI::App& app, CommandContext& ctx);
 void register_probe(CLI::App& app, CommandContext& ctx);
 // Adds `gpu`, `nvlink` and `p2p` under an existing `probe` subcommand (cli/probe_gpu.cpp).
 void register_probe_gpu(CLI::App* probe, CommandContext& ctx);
+void register_analyze(CLI::App& app, CommandContext& ctx);
+void register_fleet(CLI::App& app, CommandContext& ctx);
+void register_prom(CLI::App& app, CommandContext& ctx);
 
 }  // namespace ccdiag

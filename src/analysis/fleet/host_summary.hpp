@@ -1,0 +1,116 @@
+// HostSummary: the compact record `ccdiag analyze` keeps per host, so that
+// thousands of bundles are analysed with bounded memory: each bundle is read,
+// summarised here, and dropped (raw artefacts are never held across hosts).
+//
+// Pure: built from one host's EvidenceSet (its bundle's evidence plus the
+// findings derived from its raw artefacts) and its manifest fields. Every
+// evidence kind is optional; a field nobody reported stays unset (rendered
+// "—"), which is different from a reported zero.
+//
+// Evidence kinds and fields read (other spellings that layers may use are
+// accepted where noted; docs/analyze.md has the table):
+//   host.versions   nccl_version, driver_version, cuda_toolkit_version
+//   host.dev_shm    size_bytes
+//   gpu.*           one GPU per distinct subject.gpu / data.uuid / data.pci_bus_id;
+//                   data.name|model; data.throttle_reasons|clocks_event_reasons
+//                   (array of reason strings, or object reason -> bool)
+//   nvlink.*        data.links_active / links_total (per GPU), data.errors
+//                   {crc_flit, crc_data, replay, recovery} or those keys at top level
+//   pcie.*          data.downtrained (bool), or current_width < max_width
+//   rdma.port       subject.nic/port; data.state ("4: ACTIVE" or "ACTIVE");
+//                   data.error_counter_increase (number) or counter_deltas {name: n}
+//   ranks.process   subject.rank (or data.rank), data.world_size
+//   stacks.process  subject.rank/pid; data.signature or data.threads[].frames[].function
+//   fr.rank_progress / any fr.* or nccl.* evidence with data.last_{enqueued,started,completed}_seq
+//   findings        kernel.xid (fields.xid), and any finding with subject.rank + subject.seq
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/evidence_set.hpp"
+
+namespace ccdiag {
+
+enum class HostStatus { ok, bad_bundle, no_bundle };
+std::string_view to_string(HostStatus s);
+
+struct HostHardware {
+  std::optional<int> gpus;
+  std::string gpu_model;                    // most common model name on the host
+  std::optional<int> nvlink_active;         // summed over GPUs
+  std::optional<int> nvlink_total;
+  std::optional<int64_t> nvlink_errors;     // summed CRC/replay/recovery counters
+  std::optional<int> nic_ports;
+  std::optional<int> nic_ports_active;
+  std::optional<int64_t> ib_error_increase; // summed error-counter deltas
+  std::optional<int> pcie_links;
+  std::optional<int> pcie_downtrained;
+  std::vector<std::string> throttled_gpus;  // "gpu: reason,reason"
+  std::map<int, int> xids;                  // Xid code -> events
+  int fell_off_bus = 0;
+};
+
+struct HostSummary {
+  std::string host;
+  std::string input;           // the bundle path, or empty when no bundle
+  HostStatus status = HostStatus::ok;
+  std::string error;           // why the bundle could not be read / the host did not answer
+  std::string time, kernel, ccdiag_version;
+  std::string nccl_version, driver_version, cuda_version;
+  std::optional<int64_t> dev_shm_bytes;
+  HostHardware hw;
+  std::vector<int> ranks;      // training ranks seen on the host
+  size_t findings = 0, problems = 0;
+  std::string worst_finding;   // summary of the most severe finding
+  size_t unchecked = 0;
+};
+
+// One rank's progress in one process group (from FR / NCCL evidence or findings).
+struct RankProgress {
+  std::string process_group;   // "" when not known (the default group)
+  int rank = -1;
+  std::string host;
+  std::optional<int64_t> last_enqueued, last_started, last_completed;
+  std::optional<int> group_size;
+  std::string op, state;
+};
+
+// One rank's stack signature (census input).
+struct RankStack {
+  int rank = -1;
+  int64_t pid = 0;
+  std::string host;
+  std::string signature;       // normalised top frames, " < " separated (innermost first)
+};
+
+// What one host contributes to the fleet picture.
+struct HostContribution {
+  HostSummary summary;
+  std::vector<RankProgress> progress;
+  std::vector<RankStack> stacks;
+  std::optional<int> world_size;
+};
+
+// Summarises one host. `set` holds only that host's evidence and findings.
+HostContribution summarize_host(const std::string& host, const std::string& input, const nlohmann::json& manifest,
+                                const EvidenceSet& set);
+
+// Stack signature of one stacks.process item; empty when it has no frames.
+std::string stack_signature(const nlohmann::json& data);
+
+// Bounds one host's evidence before it joins the fleet-wide set the decision
+// tree reads: evidence data larger than `max_data_bytes` keeps only its scalar
+// fields (plus "truncated_by_analyze": true); at most `max_per_id` findings per
+// finding id are kept (the count of dropped ones goes into the kept first one's
+// fields.repeated). Returns the number of findings dropped.
+size_t compact_host_set(EvidenceSet& set, size_t max_data_bytes = 16384, size_t max_per_id = 16);
+
+void to_json(nlohmann::json& j, const HostSummary& s);
+
+}  // namespace ccdiag

@@ -1,0 +1,34 @@
+// Prometheus node_exporter textfile metrics from one host's evidence
+// (reference: perf-and-fleet.md §8), so monitoring tracks degradation between
+// incidents. Pure: builds the text; cli/prom.cpp writes it atomically.
+//
+// Rules followed: `ccdiag_` prefix, base units, `_total` for counters,
+// "# HELP" and "# TYPE" once per name before its samples, samples of a name
+// contiguous, label values escaped (\\, \", \n), no timestamps (node_exporter
+// drops a whole file that has one), last line ends in "\n". Label names match
+// node_exporter (device, port) and dcgm-exporter (gpu, UUID, pci_bus_id) so
+// PromQL can join; no name collides with theirs or NCCL Inspector's.
+// A metric whose evidence is absent is not emitted (absent != zero).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "analysis/evidence_set.hpp"
+#include "ccdiag/report.hpp"
+
+namespace ccdiag {
+
+struct PromContext {
+  std::string mode = "bundle";   // "live" or "bundle"
+  double run_timestamp_s = 0;    // end of the run, Unix seconds
+  double run_duration_s = 0;
+  std::vector<std::string> collectors;  // names from the manifest
+};
+
+std::string render_prom(const Report& report, const EvidenceSet& set, const PromContext& ctx);
+
+// Label value escaping of the text exposition format.
+std::string prom_escape_label(std::string_view v);
+
+}  // namespace ccdiag
