@@ -17,7 +17,7 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"host", milliseconds(2000), collect_host_identity, "host.identity"},
       {"versions", milliseconds(3000), collect_versions, "host.versions"},
       {"dev_shm", milliseconds(2000), collect_dev_shm, "host.dev_shm"},
-      {"kernel_log", milliseconds(5000), collect_kernel_log, "kernel.source"},
+      {"kernel_log", milliseconds(5000), [](const CollectContext& c) { return collect_kernel_log(c); }, "kernel.source"},
       {"nccl", milliseconds(4000), nccl::collect_nccl, "nccl.ras"},
       {"ranks", milliseconds(3000), collect_ranks, "ranks.process"},
       {"stacks", milliseconds(5000), collect_rank_stacks, "stacks.process"},
