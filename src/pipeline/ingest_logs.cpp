@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "analysis/tree/log_facts.hpp"
 #include "collectors/kernel/kernel_log.hpp"
 #include "pipeline/ingest.hpp"
 
@@ -25,6 +26,8 @@ Status ingest_logs(const std::vector<LogFile>& files, EvidenceSet& set) {
     }
     auto parsed = parse_kernel_log(text, f.shown, f.host);
     for (auto& fd : parsed.set.findings) set.findings.push_back(std::move(fd));
+    // The decision tree's structural facts and mechanism signals (log_facts.hpp).
+    extract_log_facts(text, f.shown, f.host, set);
     set.add_host(f.host);
   }
   return Ok{};
