@@ -256,6 +256,15 @@ Report decide(const EvidenceSet& input) {
 
   std::vector<Hypothesis> hyps;
   for (const auto& rule : all_rules()) rule.run(set, hyps);
+  // The watchdog rule reasons from the absence of errors; any specific
+  // evidence another rule found (a config skew, a probe's fault) is such an
+  // error, so the watchdog's guess yields to it.
+  if (std::any_of(hyps.begin(), hyps.end(), [](const Hypothesis& h) {
+        return h.evidence_key != "watchdog_without_error" && h.weight >= 10;
+      }))
+    hyps.erase(std::remove_if(hyps.begin(), hyps.end(),
+                              [](const Hypothesis& h) { return h.evidence_key == "watchdog_without_error"; }),
+               hyps.end());
   std::vector<Finding> findings = set.findings;
   {
     std::set<std::pair<std::string, std::string>> seen;

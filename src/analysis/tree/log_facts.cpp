@@ -69,7 +69,7 @@ const std::vector<Signal>& signals() {
       {"shm_segment_vanished", {"No such file or directory"}, {"/dev/shm/nccl", "shared memory segment"}, {},
        L::system_config, S::error, R::primary,
        "an NCCL shared-memory segment disappeared (ENOENT) while in use",
-       {{"removeipc_deletes_shm", 25}, {"container_shm_too_small", 2}}},
+       {{"removeipc_deletes_shm", 40}, {"container_shm_too_small", 2}}},
       {"socket_family_invalid", {"is neither AF_INET"}, {}, {}, L::nccl, S::error, R::primary,
        "NCCL tried to connect to an uninitialised socket address (no usable interface was found)",
        {{"wrong_network_interface", 15}, {"nccl_bug", 2}}},
@@ -81,7 +81,7 @@ const std::vector<Signal>& signals() {
        {{"unusable_hca_selected", 40}}},
       {"ibv_unreachable", {"ibv_", "failed with error"}, {"Network is unreachable", "No route to host"}, {},
        L::transport, S::error, R::primary, "a QP could not be connected: no route to the peer NIC",
-       {{"nic_pair_unreachable", 30}, {"roce_gid_index_mismatch", 4}}},
+       {{"nic_pair_unreachable", 60}, {"roce_gid_index_mismatch", 4}}},
       {"ibv_modify_qp_einval", {"ibv_modify_qp failed with error Invalid argument"}, {}, {}, L::transport, S::error,
        R::primary, "QP transition rejected (EINVAL): GID index, MTU or path attributes the NIC cannot use",
        {{"roce_gid_index_mismatch", 10}, {"mtu_mismatch", 3}, {"nccl_config_error", 2}}},
@@ -90,9 +90,9 @@ const std::vector<Signal>& signals() {
        {{"memlock_limit_too_low", 12}, {"gpudirect_rdma_module_missing", 3}}},
       {"ib_reg_mr_bad_address", {"ibv_reg_mr", "Bad address"}, {}, {}, L::transport, S::error, R::primary,
        "registering GPU memory with the HCA failed (EFAULT): no GPUDirect RDMA peer-memory support",
-       {{"gpudirect_rdma_module_missing", 30}}},
+       {{"gpudirect_rdma_module_missing", 100}}},
       {"memlock_limit", {}, {"RLIMIT_MEMLOCK", "memlock limit", "ulimit -l"}, {}, L::system_config, S::error, R::primary,
-       "the locked-memory limit is too low for RDMA registration", {{"memlock_limit_too_low", 30}}},
+       "the locked-memory limit is too low for RDMA registration", {{"memlock_limit_too_low", 100}}},
       {"gdr_disabled", {"GPU Direct RDMA Disabled"}, {}, {}, L::system_config, S::warning, R::primary,
        "NCCL runs without GPUDirect RDMA on this HCA", {{"gpudirect_rdma_module_missing", 3}}},
       {"watchdog_timeout", {}, {"Watchdog caught collective operation timeout", "WorkNCCL::checkTimeout",
@@ -103,7 +103,7 @@ const std::vector<Signal>& signals() {
        "ranks issued different collectives at the same sequence number", {{"mismatched_collectives", 80}}},
       {"cuda_oom", {}, {"CUDA out of memory", "OutOfMemoryError", "Cuda failure 'out of memory'",
                         "cudaErrorMemoryAllocation"},
-       {}, L::framework, S::error, R::primary, "a rank ran out of GPU memory", {{"gpu_memory_exhausted", 50}}},
+       {}, L::framework, S::error, R::primary, "a rank ran out of GPU memory", {{"gpu_memory_exhausted", 100}}},
       {"unhandled_cuda_error", {"unhandled cuda error"}, {}, {}, L::nccl, S::error, R::symptom,
        "NCCL reported an unhandled CUDA error", {}},
       {"nccl_internal_error", {}, {"ncclInternalError", "internal error - please report"}, {}, L::nccl, S::error,
@@ -113,46 +113,46 @@ const std::vector<Signal>& signals() {
        {}, L::transport, S::warning, R::cascade, "a peer closed its connection (it failed or exited first)", {}},
       {"connect_refused", {"Connection refused"}, {"onnect", "socket"}, {"bootstrap", "Bootstrap", "TCPStore"},
        L::transport, S::error, R::primary, "a TCP connection to a peer was refused",
-       {{"socket_connection_failure", 12}, {"firewall_blocked_ports", 3}, {"rank_process_died", 2}}},
+       {{"socket_connection_failure", 40}, {"firewall_blocked_ports", 3}, {"rank_process_died", 2}}},
       {"connect_timeout", {}, {"Connection timed out", "No route to host"}, {"bootstrap", "Bootstrap", "TCPStore", "ibv_"},
        L::transport, S::error, R::primary, "a TCP connection to a peer timed out (packets dropped on the way)",
        {{"firewall_blocked_ports", 10}, {"socket_connection_failure", 6}}},
       {"bootstrap_failed", {}, {"bootstrap", "Bootstrap", "TCPStore", "DistNetworkError", "rendezvous"},
        {"Bootstrap : Using", "NCCL INFO", "bootstrapSplit"}, L::transport, S::error, R::primary,
        "ranks could not reach the rendezvous / bootstrap root",
-       {{"bootstrap_unreachable", 25}, {"firewall_blocked_ports", 2}, {"hostname_resolves_to_loopback", 2}},
+       {{"bootstrap_unreachable", 40}, {"firewall_blocked_ports", 2}, {"hostname_resolves_to_loopback", 2}},
        {"timed out", "Timed out", "timeout", "Timeout", "failed", "Failed", "refused", "unreachable"}},
       {"bootstrap_loopback", {"Bootstrap : Using"}, {"lo:", "127.0."}, {}, L::system_config, S::warning, R::primary,
-       "NCCL bootstraps on the loopback interface", {{"hostname_resolves_to_loopback", 25}}},
+       "NCCL bootstraps on the loopback interface", {{"hostname_resolves_to_loopback", 80}}},
       {"duplicate_gpu", {}, {"Duplicate GPU detected", "same CUDA device", "both on CUDA device"}, {}, L::framework,
        S::error, R::primary, "two ranks use the same GPU", {{"wrong_device_binding", 60}}},
       {"nccl_version_mismatch", {}, {"NCCL version mismatch", "Mismatched NCCL version", "nccl version mismatch"}, {},
-       L::nccl, S::error, R::primary, "NCCL reported different versions across ranks", {{"nccl_version_mismatch", 40}}},
+       L::nccl, S::error, R::primary, "NCCL reported different versions across ranks", {{"nccl_version_mismatch", 200}}},
       {"net_plugin_failed", {}, {"Failed to initialize any NET plugin", "NET/Plugin: Failed", "NET/Plugin : Failed",
                                  "NET/Plugin: Could not", "incompatible", "NET/Plugin : Plugin load returned"},
        {"No plugin found"}, L::nccl, S::error, R::primary, "the NCCL network plugin failed to load or initialise",
-       {{"net_plugin_mismatch", 25}}},
+       {{"net_plugin_mismatch", 150}}},
       {"nvls_failed", {}, {"NVLS", "NVLink SHARP"}, {"NCCL INFO"}, L::nccl, S::error, R::primary,
-       "NVLink SHARP (NVLS) setup failed", {{"nvls_path_failure", 40}, {"fabric_manager_state", 3}},
+       "NVLink SHARP (NVLS) setup failed", {{"nvls_path_failure", 200}, {"fabric_manager_state", 5}},
        {"Failed", "failed", "error", "Error"}},
       {"no_algorithm", {}, {"no algorithm/protocol available", "No algorithm/protocol available"}, {}, L::nccl,
-       S::error, R::primary, "NCCL_ALGO/NCCL_PROTO settings leave no usable algorithm", {{"nccl_config_error", 40}}},
+       S::error, R::primary, "NCCL_ALGO/NCCL_PROTO settings leave no usable algorithm", {{"nccl_config_error", 200}}},
       {"invalid_nccl_env", {"NCCL WARN", "NCCL_"}, {"Invalid", "invalid", "Unknown", "unknown", "Ignoring"}, {},
        L::nccl, S::warning, R::primary, "NCCL rejected an NCCL_* setting", {{"nccl_config_error", 20}}},
       {"stream_capture", {}, {"stream is capturing", "cudaErrorStreamCapture", "capture was invalidated",
                               "operation not permitted when stream is capturing"},
        {}, L::nccl, S::error, R::primary, "a CUDA graph capture or stream misuse broke a collective",
-       {{"cuda_graph_or_stream_misuse", 40}}},
+       {{"cuda_graph_or_stream_misuse", 300}}},
       {"topology_path", {}, {"Could not find real path for", "topo.cc"}, {"NCCL INFO"}, L::hardware, S::warning,
-       R::primary, "NCCL could not map a device into the PCI topology", {{"pcie_topology_misdetected", 15}},
+       R::primary, "NCCL could not map a device into the PCI topology", {{"pcie_topology_misdetected", 80}},
        {"WARN", "Could not find real path"}},
       {"system_not_ready", {}, {"system not yet initialized", "cudaErrorSystemNotReady"}, {}, L::system_config,
        S::error, R::primary, "CUDA reports the system is not initialised (NVSwitch fabric not up)",
-       {{"fabric_manager_not_running", 40}, {"fabric_manager_state", 8}}},
+       {{"fabric_manager_not_running", 150}, {"fabric_manager_state", 8}}},
       {"driver_library_mismatch", {}, {"Driver/library version mismatch", "driver version is insufficient",
                                        "CUDA driver version is insufficient"},
        {}, L::system_config, S::error, R::primary, "the NVIDIA user-space library and kernel driver disagree",
-       {{"driver_library_mismatch", 60}}},
+       {{"driver_library_mismatch", 200}}},
       {"oom_killer", {"Out of memory: Killed process"}, {}, {}, L::framework, S::critical, R::primary,
        "the kernel OOM killer killed a process", {{"rank_process_died", 30}}},
       {"nvlink_inactive", {"NVLink"}, {"inactive", "Inactive", "is down", "link down"}, {}, L::hardware, S::warning,
@@ -191,10 +191,16 @@ struct Extractor {
   std::optional<int> pending_rank;
   std::string pending_host;
 
-  Subject subject_of(const LineWho& w) const {
+  // Lines without an NCCL prefix ("NCCL version ...", tracebacks) come from
+  // the host of the prefixed lines around them: a log file is one host's.
+  std::string last_host;
+
+  Subject subject_of(const LineWho& w) {
     Subject s;
+    if (!w.host.empty()) last_host = w.host;
     if (!file_host.empty()) s.host = file_host;
     else if (!w.host.empty()) s.host = w.host;
+    else if (!last_host.empty()) s.host = last_host;
     if (w.pid) s.pid = *w.pid;
     if (w.dev) s.gpu = *w.dev;
     if (w.rank) s.rank = *w.rank;
@@ -360,7 +366,7 @@ struct Extractor {
       } else if (status == 13) {  // IBV_WC_RNR_RETRY_EXC_ERR
         f.supports = {{"qp_error_state", 8}, {"ib_transport_retry_exceeded", 3}};
       } else if (!flush) {  // local/remote protection, access, operation errors
-        f.supports = {{"qp_error_state", 15}};
+        f.supports = {{"qp_error_state", 40}};
       }
     }
     if (std::regex_search(text, m, py_exc) && !is_distributed_exception(text)) {
@@ -375,7 +381,7 @@ struct Extractor {
 }  // namespace
 
 void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set) {
-  Extractor ex{source, host, set, std::nullopt, {}};
+  Extractor ex{source, host, set, std::nullopt, {}, {}};
   int64_t lineno = 0;
   size_t lines = 0, nccl_lines = 0, warn_lines = 0;
   while (!text.empty()) {

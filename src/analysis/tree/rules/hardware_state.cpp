@@ -81,7 +81,7 @@ void rdma_state(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     if (!e->availability.is_ok()) continue;
     const auto state = str_field(e->data, "state").value_or("");
     if (state != "ERR" && state != "SQE") continue;
-    auto h = hyp("qp_error_state", e, 25, "qp_error", "QP " + str_field(e->data, "qpn").value_or("?") + " of pid " +
+    auto h = hyp("qp_error_state", e, 40, "qp_error", "QP " + str_field(e->data, "qpn").value_or("?") + " of pid " +
                                                           (e->subject.pid ? std::to_string(*e->subject.pid) : "?") +
                                                           " on " + nic_port(e->subject) + " is in state " + state);
     h.derived = derived_finding("tree.qp_error_state", Layer::transport, Severity::error, h.why, h.culprit, {e});
@@ -105,7 +105,7 @@ void pcie_state(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     if (!narrow && !slow) continue;
     const std::string what = str_field(e->data, "device").value_or("device") + " " +
                              str_field(e->data, "bdf").value_or(e->subject.gpu.value_or("?"));
-    auto h = hyp("pcie_link_degraded", e, 15, "pcie_link:" + what,
+    auto h = hyp("pcie_link_degraded", e, 40, "pcie_link:" + what,
                  "PCIe link of " + what + " on " + host_name(e->subject) + " runs at " + (cs ? *cs : "?") + " x" +
                      std::to_string(cw.value_or(0)) + " instead of " + (ms ? *ms : "?") + " x" +
                      std::to_string(mw.value_or(0)));

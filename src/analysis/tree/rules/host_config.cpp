@@ -62,7 +62,7 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     const auto required = bool_field(e->data, "required"), running = bool_field(e->data, "running");
     if (!required || !running || !*required) continue;
     if (!*running)
-      out.push_back(hyp("fabric_manager_not_running", e, 40, "fabric_manager",
+      out.push_back(hyp("fabric_manager_not_running", e, 100, "fabric_manager",
                         "NVSwitch system " + host_name(e->subject) + " has no running nvidia-fabricmanager",
                         Severity::critical));
     else
@@ -75,7 +75,7 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     const auto status = str_field(e->data, "status").value_or("success");
     if (state.empty() || state == "not_supported") continue;
     if (state != "completed" || status != "success") {
-      auto h = hyp("fabric_manager_state", e, 30, "gpu_fabric",
+      auto h = hyp("fabric_manager_state", e, 150, "gpu_fabric",
                    "GPU " + e->subject.gpu.value_or("?") + " on " + host_name(e->subject) + " has fabric state " +
                        state + " (status " + status + "): not registered with the NVLink fabric",
                    Severity::error, Layer::system_config);
@@ -124,7 +124,7 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     if (!e->availability.is_ok()) continue;
     const auto kmod = str_field(e->data, "driver_version"), lib = str_field(e->data, "user_driver_version");
     if (kmod && lib && !kmod->empty() && !lib->empty() && *kmod != *lib)
-      out.push_back(hyp("driver_library_mismatch", e, 40, "driver_lib:" + host_name(e->subject),
+      out.push_back(hyp("driver_library_mismatch", e, 100, "driver_lib:" + host_name(e->subject),
                         "kernel module " + *kmod + " but user-space driver library " + *lib + " on " +
                             host_name(e->subject),
                         Severity::critical));

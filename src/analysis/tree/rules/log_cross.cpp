@@ -131,7 +131,7 @@ void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out) {
       h.cause = "wrong_network_interface";
       h.culprit.host = e->subject.host;
       h.culprit.nic = ifname;
-      h.weight = 20;
+      h.weight = 60;
       h.evidence_key = "bootstrap_on_bridge";
       h.finding_ids = {"tree.bootstrap_on_bridge"};
       h.why = host_name(e->subject) + " bootstraps on " + ifname + " (" + addr +

@@ -94,7 +94,7 @@ void rank_census(const EvidenceSet& set, std::vector<Hypothesis>& out) {
         h = hyp("rank_skips_collective", s, 25, "census:" + rank_name(s),
                 majority + "; " + rank_name(s) + " on " + host_name(s) + " never entered it and runs on: " + at);
     } else if (w.pg != mpg) {
-      h = hyp("wrong_process_group", s, 30, "census:" + rank_name(s),
+      h = hyp("wrong_process_group", s, 60, "census:" + rank_name(s),
               majority + "; " + rank_name(s) + " waits in a collective of process group " + w.pg);
     } else if (w.seq == mseq && w.op != mop) {
       h = hyp("mismatched_collectives", s, 30, "census:" + rank_name(s),

@@ -28,11 +28,11 @@ struct Attribute {
 
 // The cause(s) a differing NCCL_* variable points at.
 std::vector<std::pair<std::string, double>> env_causes(const std::string& var) {
-  if (var == "NCCL_IB_GID_INDEX") return {{"roce_gid_index_mismatch", 25}};
+  if (var == "NCCL_IB_GID_INDEX") return {{"roce_gid_index_mismatch", 100}};
   if (var == "NCCL_SOCKET_IFNAME") return {{"wrong_network_interface", 10}};
   if (var == "NCCL_NET_PLUGIN" || var == "NCCL_NET") return {{"net_plugin_mismatch", 15}};
   if (var == "NCCL_IB_HCA") return {{"nccl_config_error", 8}, {"unusable_hca_selected", 4}};
-  return {{"nccl_config_error", 15}};
+  return {{"nccl_config_error", 60}};
 }
 
 }  // namespace
@@ -62,14 +62,14 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   for (const auto* e : set.of_kind("host.versions")) {
     if (!e->availability.is_ok()) continue;
     if (auto v = str_field(e->data, "nccl_version"); v && !v->empty())
-      observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 30}}, e, *v);
+      observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 100}}, e, *v);
     if (auto v = str_field(e->data, "cuda_toolkit_version"); v && !v->empty())
       observe("CUDA version", Layer::nccl, {{"nccl_version_mismatch", 4}}, e, *v);
     if (auto v = str_field(e->data, "driver_version"); v && !v->empty())
       observe("driver version", Layer::nccl, {{"nccl_version_mismatch", 3}}, e, *v);
   }
   for (const auto* e : set.of_kind("log.nccl_version"))
-    if (auto v = str_field(e->data, "version")) observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 30}}, e, *v);
+    if (auto v = str_field(e->data, "version")) observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 100}}, e, *v);
   // NCCL_* settings: from logs ("set by environment to") and from rank
   // evidence (ranks.process data.env, allowlisted NCCL_* only).
   std::map<std::string, const Evidence*> units_with_env;
@@ -87,22 +87,22 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   }
   for (const auto* e : set.of_kind("log.net_plugin")) {
     const auto state = str_field(e->data, "state").value_or("");
-    observe("net plugin", Layer::nccl, {{"net_plugin_mismatch", 30}}, e,
+    observe("net plugin", Layer::nccl, {{"net_plugin_mismatch", 150}}, e,
             state == "loaded" ? str_field(e->data, "name").value_or("loaded") : "none");
   }
   for (const auto* e : set.of_kind("rdma.port")) {
     if (!e->availability.is_ok()) continue;
     const std::string port = e->subject.nic.value_or("?") + "/" + std::to_string(e->subject.port.value_or(1));
-    if (auto v = str_field(e->data, "active_mtu")) observe("RDMA active MTU", Layer::transport, {{"mtu_mismatch", 30}}, e, *v);
+    if (auto v = str_field(e->data, "active_mtu")) observe("RDMA active MTU", Layer::transport, {{"mtu_mismatch", 100}}, e, *v);
     if (auto v = str_field(e->data, "gid_index"))
-      observe("RoCE GID index", Layer::transport, {{"roce_gid_index_mismatch", 25}}, e, *v);
+      observe("RoCE GID index", Layer::transport, {{"roce_gid_index_mismatch", 100}}, e, *v);
     if (auto v = str_field(e->data, "rate"))
       observe("RDMA link rate", Layer::hardware, {{"nic_link_flapping", 6}, {"pcie_link_degraded", 2}}, e, *v);
   }
   for (const auto* e : set.of_kind("net.link")) {
     if (!e->availability.is_ok()) continue;
     if (auto v = str_field(e->data, "mtu")) observe("netdev MTU " + e->subject.nic.value_or(""), Layer::transport,
-                                                    {{"mtu_mismatch", 20}}, e, *v);
+                                                    {{"mtu_mismatch", 60}}, e, *v);
   }
 
   for (auto& [name, a] : attrs) {
