@@ -216,8 +216,26 @@ struct Extractor {
     set.evidence.push_back(std::move(e));
   }
 
+  // The same signal from the same process repeats (a stack trace prints the
+  // watchdog frame several times, a retry loop logs each attempt): one
+  // finding with a repeat count, not many.
+  std::map<std::string, size_t> seen;  // id|host|pid|rank -> index in set.findings
+  Finding scratch;
+
   Finding& finding(const std::string& id, Layer layer, Severity sev, FindingRole role, std::string summary,
                    const LineWho& w, int64_t lineno, const std::string& line) {
+    const Subject subj = subject_of(w);
+    const std::string key = id + "|" + subj.host.value_or("") + "|" + (subj.pid ? std::to_string(*subj.pid) : "") +
+                            "|" + (subj.rank ? std::to_string(*subj.rank) : "");
+    if (auto it = seen.find(key); it != seen.end()) {
+      Finding& prev = set.findings[it->second];
+      prev.fields["repeats"] = prev.fields.value("repeats", 1) + 1;
+      // The caller fills fields/supports on what it gets back: give it a
+      // scratch copy so the first occurrence keeps its own.
+      scratch = Finding{};
+      return scratch;
+    }
+    seen[key] = set.findings.size();
     Finding f;
     f.id = id;
     f.layer = layer;
@@ -381,7 +399,7 @@ struct Extractor {
 }  // namespace
 
 void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set) {
-  Extractor ex{source, host, set, std::nullopt, {}, {}};
+  Extractor ex{source, host, set, std::nullopt, {}, {}, {}, {}};
   int64_t lineno = 0;
   size_t lines = 0, nccl_lines = 0, warn_lines = 0;
   while (!text.empty()) {
