@@ -403,7 +403,7 @@ std::vector<Signature> build() {
   b.add("nccl.info.bootstrap", L::nccl, S::info, R::context, R"re(Bootstrap ?: Using (?P<ifaces>.+))re",
         "bootstrap interface {ifaces}", {}, "Out-of-band interface used for bootstrap and RAS");
   b.add("nccl.info.env", L::nccl, S::info, R::context,
-        R"re((?P<var>NCCL_\w+) set by environment to (?P<value>\S*?)\.?\s*$)re", "{var}={value} (environment)", {},
+        R"re((?P<var>NCCL_\w+) set (?:by environment )?to (?P<value>\S*?)\.?\s*$)re", "{var}={value} (environment)", {},
         "Effective NCCL_* environment per process; compared across ranks");
   b.add("nccl.info.ib_using", L::transport, S::info, R::context,
         R"re(NET/IB ?: Using (?P<nics>.+?) ?; OOB (?P<oob>\S+))re", "NET/IB using {nics}, OOB {oob}", {},
@@ -705,7 +705,7 @@ std::vector<Signature> build() {
         "IOMMU (VT-d) blocked a DMA {access} from {pci}", {{"iommu_blocks_p2p", 12}},
         "DMA remapping fault: peer-to-peer traffic redirected/blocked by the IOMMU");
   b.add("kernel.iommu.amd_page_fault", L::hardware, S::error, R::primary,
-        R"re(AMD-Vi: Event logged \[IO_PAGE_FAULT device=(?P<pci>[0-9a-fA-F:.]+))re",
+        R"re(AMD-Vi: Event logged \[IO_PAGE_FAULT(?: device=(?P<pci>[0-9a-fA-F:.]+))?)re",
         "AMD IOMMU page fault from {pci}", {{"iommu_blocks_p2p", 12}}, "IOMMU blocked a device DMA");
 
   // ------------------------------------------------------------ pasted diagnostics
