@@ -122,6 +122,6 @@ TEST_CASE("log facts: garbage, binary and huge lines never crash", "[tree][logfa
   junk += std::string("\0\0\0", 3) + "\r\n";
   EvidenceSet set;
   REQUIRE_NOTHROW(extract_log_facts(junk, "junk.log", "", set));
-  REQUIRE_FALSE(set.of_kind("log.summary").empty());
-  CHECK(set.of_kind("log.summary")[0]->data["lines"] == 6);
+  REQUIRE_FALSE(set.of_kind("log.facts_summary").empty());
+  CHECK(set.of_kind("log.facts_summary")[0]->data["lines"] == 6);
 }

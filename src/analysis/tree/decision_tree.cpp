@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <map>
+#include <utility>
 #include <set>
 
 #include "analysis/tree/catalogue.hpp"
@@ -117,23 +120,27 @@ std::string first_why(const CauseScore& s) {
   return {};
 }
 
-// The tree's own log signals (log.*) repeat what a log-signature catalogue
-// finding on the same line already says: keep the other finding, drop ours.
-std::vector<Finding> dedupe_log_findings(const std::vector<Finding>& in) {
-  std::set<std::pair<std::string, int64_t>> cited;
-  for (const auto& f : in)
-    if (f.id.rfind("log.", 0) != 0)
+// The tree's own log signals (log.*) and the log-signature catalogue's
+// findings can rest on the same line. They are one piece of evidence: ours
+// is marked shadowed_by the other finding's id, votes under that id's
+// evidence key (so per cause only the stronger ratio counts, never the
+// product) and is left out of the report, which shows the catalogue's.
+void mark_shadowed(std::vector<Finding>& fs) {
+  std::map<std::pair<std::string, int64_t>, std::string> cited;
+  // Context findings (a first-failure pointer, an info line) cite lines too
+  // but vote for nothing: only a finding that can vote shadows ours.
+  for (const auto& f : fs)
+    if (f.id.rfind("log.", 0) != 0 && f.role != FindingRole::context)
       for (const auto& p : f.provenance)
-        if (p.line) cited.insert({p.source, *p.line});
-  std::vector<Finding> out;
-  for (const auto& f : in) {
-    if (f.id.rfind("log.", 0) == 0 && !f.provenance.empty() && f.provenance.front().line &&
-        cited.count({f.provenance.front().source, *f.provenance.front().line}))
-      continue;
-    out.push_back(f);
+        if (p.line) cited.emplace(std::make_pair(p.source, *p.line), f.id);
+  for (auto& f : fs) {
+    if (f.id.rfind("log.", 0) != 0 || f.provenance.empty() || !f.provenance.front().line) continue;
+    const auto it = cited.find({f.provenance.front().source, *f.provenance.front().line});
+    if (it != cited.end()) f.fields["shadowed_by"] = it->second;
   }
-  return out;
 }
+
+bool shadowed(const Finding& f) { return f.fields.is_object() && f.fields.contains("shadowed_by"); }
 
 bool same_place(const Subject& a, const Subject& b) {
   if (a.host && b.host) return *a.host == *b.host;
@@ -246,7 +253,7 @@ Report decide(const EvidenceSet& input) {
   report.hosts = input.hosts;
 
   EvidenceSet set = input;
-  set.findings = dedupe_log_findings(input.findings);
+  mark_shadowed(set.findings);
   // Log signals name hosts too (NCCL prefixes) when no bundle did.
   if (report.hosts.empty()) {
     std::set<std::string> seen;
@@ -265,13 +272,21 @@ Report decide(const EvidenceSet& input) {
     hyps.erase(std::remove_if(hyps.begin(), hyps.end(),
                               [](const Hypothesis& h) { return h.evidence_key == "watchdog_without_error"; }),
                hyps.end());
-  std::vector<Finding> findings = set.findings;
+  std::vector<Finding> findings;
+  for (const auto& f : set.findings)
+    if (!shadowed(f)) findings.push_back(f);
   {
     std::set<std::pair<std::string, std::string>> seen;
     for (const auto& h : hyps)
       if (h.derived && seen.insert({h.derived->id, h.derived->summary}).second) findings.push_back(*h.derived);
   }
   const auto scores = score_causes(hyps, set.unchecked.size());
+  // CCDIAG_TREE_TRACE=1 prints every hypothesis to stderr: how the score of
+  // each cause was built (for calibrating weights on site data).
+  if (const char* t = std::getenv("CCDIAG_TREE_TRACE"); t && *t == '1')
+    for (const auto& h : hyps)
+      std::cerr << "tree: " << h.cause << " x" << h.weight << " key=" << h.evidence_key << " culprit=["
+                << h.culprit.describe() << "] " << h.why << '\n';
 
   const bool any_problem = std::any_of(findings.begin(), findings.end(), is_problem);
   const CauseScore* best = scores.empty() ? nullptr : &scores.front();

@@ -398,32 +398,50 @@ struct Extractor {
 
 }  // namespace
 
-void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set) {
-  Extractor ex{source, host, set, std::nullopt, {}, {}, {}, {}};
+struct LogFactExtractor::Impl {
+  std::string source, host;
+  Extractor ex;
   int64_t lineno = 0;
-  size_t lines = 0, nccl_lines = 0, warn_lines = 0;
+  size_t nccl_lines = 0, warn_lines = 0;
+  Impl(const std::string& s, const std::string& h, EvidenceSet& set)
+      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}} {}
+};
+
+LogFactExtractor::LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set)
+    : impl_(std::make_unique<Impl>(source, host, set)) {}
+
+LogFactExtractor::~LogFactExtractor() = default;
+
+void LogFactExtractor::line(std::string_view raw) {
+  ++impl_->lineno;
+  while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) raw.remove_suffix(1);
+  if (raw.empty()) return;
+  const std::string line(raw.substr(0, kMaxLine));
+  try {
+    impl_->ex.line(line, impl_->lineno, impl_->nccl_lines, impl_->warn_lines);
+  } catch (const std::exception&) {
+    // std::regex can throw on pathological input (error_complexity/stack), a
+    // number can overflow stoi: one bad line is skipped, never fatal.
+  }
+}
+
+void LogFactExtractor::finish() {
+  Evidence e;
+  e.kind = "log.facts_summary";
+  if (!impl_->host.empty()) e.subject.host = impl_->host;
+  e.provenance.source = impl_->source;
+  e.data = {{"lines", impl_->lineno}, {"nccl_lines", impl_->nccl_lines}, {"warn_lines", impl_->warn_lines}};
+  impl_->ex.set.evidence.push_back(std::move(e));
+}
+
+void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set) {
+  LogFactExtractor x(source, host, set);
   while (!text.empty()) {
     const size_t nl = text.find('\n');
-    std::string_view raw = text.substr(0, nl);
+    x.line(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++lineno;
-    ++lines;
-    while (!raw.empty() && (raw.back() == '\r')) raw.remove_suffix(1);
-    if (raw.empty()) continue;
-    const std::string line(raw.substr(0, kMaxLine));
-    try {
-      ex.line(line, lineno, nccl_lines, warn_lines);
-    } catch (const std::exception&) {
-      // std::regex can throw on pathological input (error_complexity/stack);
-      // one bad line is skipped, never fatal.
-    }
   }
-  Evidence e;
-  e.kind = "log.summary";
-  if (!host.empty()) e.subject.host = host;
-  e.provenance.source = source;
-  e.data = {{"lines", lines}, {"nccl_lines", nccl_lines}, {"warn_lines", warn_lines}};
-  set.evidence.push_back(std::move(e));
+  x.finish();
 }
 
 }  // namespace ccdiag

@@ -14,12 +14,13 @@
 //   log.net_ib {devices:[{nic, port, link}]}   log.net_socket {ifname}
 //   log.channel_edge {from_rank, from_dev, to_rank, to_dev, transport}
 //   log.peer_access {from_dev, to_dev, can}    log.init {what}
-//   log.warn {text}                     log.summary {lines, nccl_lines, warn_lines}
+//   log.warn {text}                     log.facts_summary {lines, nccl_lines, warn_lines}
 // Signals become Findings with id "log.<signal>" (role primary / cascade /
 // symptom, `supports` likelihood ratios), so they show in the report and vote
 // through the finding_support rule.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -27,8 +28,24 @@
 
 namespace ccdiag {
 
-// `source` names the file for provenance; `host` is the host the file came
-// from (bundle host) or empty, in which case the NCCL line prefix names it.
+// Streaming form: one line at a time (without its newline), then finish().
+// Memory is the facts and findings only, never the text.
+class LogFactExtractor {
+ public:
+  // `source` names the file for provenance; `host` is the host the file came
+  // from (bundle host) or empty, in which case the NCCL line prefix names it.
+  // `set` must outlive the extractor.
+  LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set);
+  ~LogFactExtractor();
+  void line(std::string_view raw);
+  void finish();  // appends log.facts_summary {lines, nccl_lines, warn_lines}
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The whole text at once (tests, stdin, fuzzing).
 void extract_log_facts(std::string_view text, const std::string& source, const std::string& host,
                        EvidenceSet& set);
 

@@ -87,7 +87,7 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   }
   for (const auto* e : set.of_kind("log.net_plugin")) {
     const auto state = str_field(e->data, "state").value_or("");
-    observe("net plugin", Layer::nccl, {{"net_plugin_mismatch", 150}}, e,
+    observe("net plugin", Layer::nccl, {{"net_plugin_mismatch", 200}}, e,
             state == "loaded" ? str_field(e->data, "name").value_or("loaded") : "none");
   }
   for (const auto* e : set.of_kind("rdma.port")) {
