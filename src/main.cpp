@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   register_collect(app, ctx);
   register_info(app, ctx);
   register_logs(app, ctx);
+  register_nccl(app, ctx);
 
   app.footer(
       "Examples:\n"

@@ -52,5 +52,6 @@ void register_diagnose(CLI::App& app, CommandContext& ctx);
 void register_collect(CLI::App& app, CommandContext& ctx);
 void register_info(CLI::App& app, CommandContext& ctx);
 void register_logs(CLI::App& app, CommandContext& ctx);
+void register_nccl(CLI::App& app, CommandContext& ctx);
 
 }  // namespace ccdiag

@@ -52,7 +52,7 @@ CollectResult collect_host(const CollectContext& ctx_in, std::chrono::millisecon
     const auto& o = outcomes[i];
     if (!o.availability.is_ok()) {
       Evidence e;
-      e.kind = "collector." + collectors[i].name;
+      e.kind = collectors[i].failure_kind.empty() ? "collector." + collectors[i].name : collectors[i].failure_kind;
       e.subject.host = ctx.host;
       e.provenance.source = "collector " + collectors[i].name;
       e.availability = o.availability;

@@ -33,6 +33,9 @@ struct CollectorInfo {
   std::string name;                        // "host", "versions", "kernel_log"
   std::chrono::milliseconds budget;        // its own limit, capped by --timeout
   std::function<CollectorOutput(const CollectContext&)> run;
+  // Evidence kind recorded when the collector times out or fails, so the
+  // tree knows which layer went unchecked ("kernel.source" -> hardware).
+  std::string failure_kind = {};
 };
 
 // Every collector, in bundle order (collectors/registry.cpp).

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "collectors/kernel/kernel_log.hpp"
+#include "collectors/nccl/nccl_artifacts.hpp"
 #include "pipeline/ingest.hpp"
 
 namespace fs = std::filesystem;
@@ -42,6 +43,7 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& set, std::vector<LogFile>& lo
     // Other raw artefacts (raw/fr/, raw/nccl/, raw/proc/...) are read by the
     // layers that own them; unknown files are kept for humans.
   }
+  if (auto st = nccl::ingest_nccl_raw(b, set); !st) return st.error();
   return Ok{};
 }
 

@@ -75,6 +75,10 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
     }
     if (pid == 0) {
       ::close(fds[0]);
+      // A crash inside foreign code must kill only this child, and be seen by
+      // the parent as a signal: drop any handlers inherited from the parent.
+      for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM, SIGINT})
+        ::signal(sig, SIG_DFL);
       // Earlier children's write ends were already closed in the parent, so
       // this child holds no other probe's pipe open and EOF stays reliable.
       std::string payload;

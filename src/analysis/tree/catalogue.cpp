@@ -102,7 +102,7 @@ std::vector<CauseInfo> build() {
       "Ranks or hosts run different NCCL (or CUDA/driver) versions.",
       "'Mismatched NCCL version detected'; different 'NCCL version' lines or libnccl versions across hosts.",
       "The same NCCL version on every rank.",
-      {{"Compare NCCL versions across hosts", "ccdiag analyze <bundle-dir>"},
+      {{"Compare NCCL versions across hosts", "ccdiag diagnose <bundle-dir>  # one bundle per host"},
        {"Pin one NCCL build in the job image", "python -c 'import torch; print(torch.cuda.nccl.version())'"}});
   add("net_plugin_mismatch", L::nccl, 0.005,
       "The NCCL network plugin is missing, of the wrong ABI, or differs across hosts.",
@@ -148,7 +148,7 @@ std::vector<CauseInfo> build() {
       "Path MTU differs between the two ends of a connection (netdev MTU or IB active_mtu skew).",
       "Different MTU across hosts in bundles; QP modify failures with MTU; RoCE drops.",
       "One MTU everywhere.",
-      {{"Compare MTUs across hosts", "ccdiag analyze <bundle-dir>"}});
+      {{"Compare MTUs across hosts", "ccdiag diagnose <bundle-dir>  # one bundle per host"}});
   add("unusable_hca_selected", L::transport, 0.02,
       "NCCL selected an RDMA device that exists but cannot be used from this environment (container without "
       "the device, MOFED mismatch, wrong port).",

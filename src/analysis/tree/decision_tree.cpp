@@ -85,7 +85,9 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
   for (const auto& s : scores) total += s.odds;
   // Each probe that could not run could have held the deciding evidence.
   const double unchecked_factor = std::max(0.8, std::pow(0.97, static_cast<double>(unchecked_count)));
-  for (auto& s : scores) s.confidence = s.odds / total * unchecked_factor;
+  // Never certain: a report is evidence for a human, and 1.0 would hide that
+  // even overwhelming evidence can be misread (e.g. a sympathetic Xid).
+  for (auto& s : scores) s.confidence = std::min(0.98, s.odds / total * unchecked_factor);
   std::sort(scores.begin(), scores.end(), [](const CauseScore& a, const CauseScore& b) {
     if (a.confidence != b.confidence) return a.confidence > b.confidence;
     return a.cause < b.cause;

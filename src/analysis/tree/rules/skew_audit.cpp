@@ -62,14 +62,14 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   for (const auto* e : set.of_kind("host.versions")) {
     if (!e->availability.is_ok()) continue;
     if (auto v = str_field(e->data, "nccl_version"); v && !v->empty())
-      observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 100}}, e, *v);
+      observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 150}}, e, *v);
     if (auto v = str_field(e->data, "cuda_toolkit_version"); v && !v->empty())
       observe("CUDA version", Layer::nccl, {{"nccl_version_mismatch", 4}}, e, *v);
     if (auto v = str_field(e->data, "driver_version"); v && !v->empty())
       observe("driver version", Layer::nccl, {{"nccl_version_mismatch", 3}}, e, *v);
   }
   for (const auto* e : set.of_kind("log.nccl_version"))
-    if (auto v = str_field(e->data, "version")) observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 100}}, e, *v);
+    if (auto v = str_field(e->data, "version")) observe("NCCL version", Layer::nccl, {{"nccl_version_mismatch", 150}}, e, *v);
   // NCCL_* settings: from logs ("set by environment to") and from rank
   // evidence (ranks.process data.env, allowlisted NCCL_* only).
   std::map<std::string, const Evidence*> units_with_env;

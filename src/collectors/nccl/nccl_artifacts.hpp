@@ -1,0 +1,42 @@
+// NCCL artefacts in bundles and the live NCCL collector.
+//
+// Bundle layout (raw/nccl/):
+//   raw/nccl/ras-status.txt | .json    a RAS STATUS reply as received (also any file
+//                                      saved from `ncclras` / `ncclras -f json`)
+//   raw/nccl/fr/<file>.fr              a flight-recorder file copied byte for byte
+//   raw/nccl/fr/<file>.fr.b64          the same, base64 (what the live collector
+//                                      writes: collector output travels as JSON)
+// Any other file under raw/nccl/ is tried as a RAS reply; one that is not a
+// RAS report becomes an `unchecked` entry, not an input error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/evidence_set.hpp"
+#include "bundle/bundle.hpp"
+#include "ccdiag/result.hpp"
+#include "collectors/collector.hpp"
+
+namespace ccdiag::nccl {
+
+// Reads every raw/nccl/** file of the bundle into `set`: RAS evidence and
+// findings, flight-recorder evidence (kind "nccl.fr") and the cross-rank
+// findings of the bundle's flight-recorder files (analysed as of the bundle's
+// manifest time). A file that cannot be read is an input error.
+Status ingest_nccl_raw(const Bundle& bundle, EvidenceSet& set);
+
+// Live: queries RAS ($NCCL_RAS_ADDR or localhost:28028, both 127.0.0.1 and
+// ::1) within its budget and copies the flight-recorder files of this host
+// ($CCDIAG_NCCL_DIR or <root>/dev/shm). "Nothing listening" is an unchecked
+// entry, not an error.
+CollectorOutput collect_nccl(const CollectContext& ctx);
+
+std::string base64_encode(std::string_view in);
+// Total: invalid characters are skipped; returns false if the length is wrong.
+bool base64_decode(std::string_view in, std::string& out);
+
+// Parses "YYYY-MM-DDTHH:MM:SS[.fff]Z" (UTC) to ns since the epoch; 0 if not.
+uint64_t iso_utc_to_ns(const std::string& iso);
+
+}  // namespace ccdiag::nccl
