@@ -266,6 +266,8 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
     else actor = "file " + st.shown;
     std::string gkey = sig.id + "|" + actor;
     if (sig.id == "kernel.xid") gkey += "|" + c.fields.value("pci", "") + "|" + std::to_string(c.fields.value("xid", 0));
+    // Each pair of a P2P capability matrix is its own fact.
+    if (sig.id == "cuda.peer_access") gkey += "|" + c.fields["dev_a"].dump() + "-" + c.fields["dev_b"].dump();
 
     auto it = index.find(gkey);
     if (it != index.end()) {
@@ -393,6 +395,8 @@ LogAnalysis LogAnalyzer::Impl::finish() {
         g.actor = "rank " + std::to_string(*r);
       }
     }
+    if (!f.subject.host && f.subject.rank)
+      if (auto h = topo.host_of_rank(*f.subject.rank)) f.subject.host = *h;
     if (!f.subject.gpu && g.dev && f.layer != Layer::framework) {
       auto bdf = topo.bdf_of(g.proc_key, g.dev);
       f.subject.gpu = bdf ? *bdf : std::to_string(*g.dev);

@@ -129,6 +129,17 @@ std::optional<std::string> TopologyBuilder::bdf_of(const std::string& key, std::
   return std::nullopt;
 }
 
+std::optional<std::string> TopologyBuilder::host_of_rank(int rank) const {
+  std::optional<std::string> host;
+  for (const auto& [k, p] : procs_)
+    for (const auto& c : p.comms)
+      if (c.rank == rank && !p.host.empty()) {
+        if (host && *host != p.host) return std::nullopt;  // ranks of several comms: ambiguous
+        host = p.host;
+      }
+  return host;
+}
+
 std::vector<Evidence> TopologyBuilder::evidence() const {
   std::vector<Evidence> out;
   for (const auto& [key, p] : procs_) {
@@ -205,7 +216,7 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     auto f = make("logs.nccl_version_skew", Layer::nccl, Severity::error, FindingRole::primary,
                   "NCCL versions differ across processes: " + list);
     f.fields["versions"] = versions;
-    f.supports.push_back({"nccl_version_mismatch", 30});
+    f.supports.push_back({"nccl_version_mismatch", 40});
     out.push_back(std::move(f));
   }
   if (drivers.size() > 1) {
@@ -298,7 +309,7 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     f.provenance.push_back(Provenance{pp->source, std::nullopt,
                                       fmt::format("{}[{}] -> {}[{}] via {}", e->from_rank, e->from_dev, e->to_rank,
                                                   e->to_dev, e->transport)});
-    f.supports.push_back({"nccl_bug", 8});
+    f.supports.push_back({"nccl_bug", 40});
     out.push_back(std::move(f));
   }
   // nNodes below the number of hosts the ranks run on.
@@ -317,7 +328,7 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
                               "host identities collide (hostname prefix / NCCL_HOSTID)",
                               e.first, n, e.second.size()));
     f.fields = {{"nranks", n}, {"nnodes", e.first}, {"hosts", e.second}};
-    f.supports.push_back({"nccl_bug", 6});
+    f.supports.push_back({"nccl_bug", 20});
     out.push_back(std::move(f));
   }
   return out;

@@ -58,6 +58,9 @@ class TopologyBuilder {
   // "0000:1b:00.0" for the comm on `dev` (busId decoded), when known.
   std::optional<std::string> bdf_of(const std::string& key, std::optional<int> dev) const;
 
+  // Host of the process whose comm-init line names `rank` (nullopt when none or ambiguous).
+  std::optional<std::string> host_of_rank(int rank) const;
+
   // nccl.topology and nccl.version evidence, one per process.
   std::vector<Evidence> evidence() const;
   // Cross-process findings. `any_error`: some error-severity finding exists.
