@@ -114,8 +114,8 @@ void print_text(const logs::LogAnalysis& a, std::ostream& out, bool verbose) {
       if (e.kind != "nccl.topology" || (!verbose && ++n > 16)) continue;
       out << "  " << e.data.value("process", std::string()) << (e.subject.rank ? " rank " + std::to_string(*e.subject.rank) : "");
       if (!e.data["network"].get<std::string>().empty()) out << " net " << e.data["network"].get<std::string>();
-      if (!e.data["nics"].get<std::string>().empty()) out << " nics" << e.data["nics"].get<std::string>();
-      if (!e.data["bootstrap"].get<std::string>().empty()) out << " bootstrap" << e.data["bootstrap"].get<std::string>();
+      if (!e.data["nics"].get<std::string>().empty()) out << " nics " << e.data["nics"].get<std::string>();
+      if (!e.data["bootstrap"].get<std::string>().empty()) out << " bootstrap " << e.data["bootstrap"].get<std::string>();
       out << " comms " << e.data["comms"].size() << " transports " << e.data["transports"].size() << "\n";
     }
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <zlib.h>
@@ -170,7 +171,7 @@ TEST_CASE("case 029: container RoCE HCA unusable, error propagates as ncclSystem
   const Finding* b = find(a, "nccl.error_breadcrumb");
   REQUIRE(b);
   CHECK(b->fields["result"] == "ncclSystemError");
-  CHECK(b->fields["occurrences"] == 7);
+  CHECK(b->fields["occurrences"] == 8);
   CHECK(b->summary.find("transport/net_ib.cc:395") != std::string::npos);
   CHECK(b->summary.find("group.cc:73") != std::string::npos);
   bool nic = false;

@@ -1,6 +1,7 @@
 #include "collectors/logs/analyzer.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -31,13 +32,11 @@ bool keep_as_string(const std::string& name) {
   return k.count(name) > 0;
 }
 
-nlohmann::json typed(const std::string& name, std::string_view v) {
-  if (!keep_as_string(name) && !v.empty() && v.size() <= 18) {
-    size_t i = v[0] == '-' ? 1 : 0;
-    bool digits = i < v.size();
-    for (; i < v.size(); ++i)
-      if (v[i] < '0' || v[i] > '9') digits = false;
-    if (digits) return std::stoll(std::string(v));
+nlohmann::json typed(bool as_string, std::string_view v) {
+  if (!as_string && !v.empty() && v.size() <= 18) {
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec == std::errc() && end == v.data() + v.size()) return n;
   }
   return std::string(v);
 }
@@ -49,9 +48,20 @@ std::string result_name(int64_t code) {
   return code >= 0 && code <= 8 ? k[code] : "nccl error " + std::to_string(code);
 }
 
+// What the analyser does with a signature beyond making a finding; decided
+// once at start-up so the per-line path compares no strings.
+enum class Special { none, xid, fell_off_bus, elastic_rank, elastic_exit, breadcrumb, peer_access, remote_error };
+
 struct CompiledSig {
   std::unique_ptr<RE2> re;
-  std::vector<std::pair<std::string, int>> groups;  // name -> capture index
+  Special special = Special::none;
+  TopoKind topo = TopoKind::none;
+  struct Group {
+    std::string name;
+    int index;
+    bool as_string;
+  };
+  std::vector<Group> groups;
   int ngroups = 0;
 };
 
@@ -118,7 +128,15 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
     c.re = std::make_unique<RE2>(s.pattern, o);
     if (!c.re->ok()) return make_error("signature " + s.id + ": bad pattern: " + c.re->error());
     c.ngroups = c.re->NumberOfCapturingGroups();
-    for (const auto& [name, idx] : c.re->NamedCapturingGroups()) c.groups.emplace_back(name, idx);
+    c.topo = s.role == FindingRole::context ? topo_kind(s.id) : TopoKind::none;
+    if (s.extractor == "xid") c.special = Special::xid;
+    else if (s.extractor == "fell_off_bus") c.special = Special::fell_off_bus;
+    else if (s.id == "torchelastic.failure_rank") c.special = Special::elastic_rank;
+    else if (s.id == "torchelastic.failure_exitcode") c.special = Special::elastic_exit;
+    else if (s.id == "nccl.error_breadcrumb") c.special = Special::breadcrumb;
+    else if (s.id == "cuda.peer_access") c.special = Special::peer_access;
+    for (const auto& [name, idx] : c.re->NamedCapturingGroups())
+      c.groups.push_back(CompiledSig::Group{name, idx, keep_as_string(name)});
     im.compiled.push_back(std::move(c));
   }
   auto m = Matcher::compile(signatures);
@@ -203,14 +221,15 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
   for (unsigned s : on) {
     const auto& sig = sigs[s];
     nlohmann::json fields = nlohmann::json::object();
-    if (sig.extractor == "xid") {
+    const Special sp = compiled[s].special;
+    if (sp == Special::xid) {
       auto x = parse_xid_line(p.body);
       if (!x) continue;
       fields = {{"xid", x->xid}, {"pci", x->pci}, {"message", x->message}};
       if (x->pid) fields["pid"] = *x->pid;
       if (!x->process_name.empty()) fields["process"] = x->process_name;
       if (x->gpu_instance) fields["gpu_instance"] = *x->gpu_instance;
-    } else if (sig.extractor == "fell_off_bus") {
+    } else if (sp == Special::fell_off_bus) {
       auto bdf = parse_fell_off_bus_line(p.body);
       if (!bdf) continue;
       fields = {{"pci", *bdf}};
@@ -218,8 +237,9 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
       const auto& c = compiled[s];
       const int n = std::min(c.ngroups + 1, 64);
       if (!c.re->Match(body, 0, body.size(), RE2::UNANCHORED, sub, n)) continue;
-      for (const auto& [name, idx] : c.groups)
-        if (idx < n && sub[idx].data() != nullptr) fields[name] = typed(name, std::string_view(sub[idx].data(), sub[idx].size()));
+      for (const auto& gr : c.groups)
+        if (gr.index < n && sub[gr.index].data() != nullptr)
+          fields[gr.name] = typed(gr.as_string, std::string_view(sub[gr.index].data(), sub[gr.index].size()));
     }
     ok.push_back(Confirmed{s, std::move(fields)});
   }
@@ -241,18 +261,19 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
     const auto& sig = sigs[c.sig];
     if (sig.fallback && specific) continue;
     ++seq;
-    if (sig.role == FindingRole::context && sig.id.rfind("nccl.info.", 0) == 0) {
+    const CompiledSig& cs = compiled[c.sig];
+    if (cs.topo != TopoKind::none) {
       // Set-up lines feed the topology, not the findings. A bare "NCCL version"
       // line (VERSION level, no prefix) belongs to the last process of the file.
       std::string key = proc_key.empty() ? (st.last_proc.empty() ? "file:" + st.shown : st.last_proc) : proc_key;
-      topo.add(key, host, p.pid, p.rank ? p.rank : st.file_rank, p.dev, sig.id, c.fields, st.shown);
+      topo.add(key, host, p.pid, p.rank ? p.rank : st.file_rank, p.dev, cs.topo, c.fields, st.shown);
       continue;
     }
-    if (sig.id == "torchelastic.failure_rank") {
+    if (cs.special == Special::elastic_rank) {
       st.elastic_rank_line = lineno;
       st.elastic_rank = c.fields.value("rank", -1);
     }
-    if (sig.id == "torchelastic.failure_exitcode" && lineno - st.elastic_rank_line <= 3 && st.elastic_rank >= 0)
+    if (cs.special == Special::elastic_exit && lineno - st.elastic_rank_line <= 3 && st.elastic_rank >= 0)
       c.fields["rank"] = st.elastic_rank;
 
     // Actor: who logged it. Group repeated lines of one actor into one finding.
@@ -265,13 +286,15 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
     else if (st.file_rank) actor = "rank " + std::to_string(*st.file_rank);
     else actor = "file " + st.shown;
     std::string gkey = sig.id + "|" + actor;
-    if (sig.id == "kernel.xid") gkey += "|" + c.fields.value("pci", "") + "|" + std::to_string(c.fields.value("xid", 0));
+    if (cs.special == Special::xid) gkey += "|" + c.fields.value("pci", "") + "|" + std::to_string(c.fields.value("xid", 0));
+    // Each pair of a P2P capability matrix is its own fact.
+    if (cs.special == Special::peer_access) gkey += "|" + c.fields["dev_a"].dump() + "-" + c.fields["dev_b"].dump();
 
     auto it = index.find(gkey);
     if (it != index.end()) {
       Group& g = groups[it->second];
       ++g.count;
-      if (sig.id == "nccl.error_breadcrumb" && g.chain.size() < 12)
+      if (cs.special == Special::breadcrumb && g.chain.size() < 12)
         g.chain.push_back(c.fields.value("src_file", "?") + ":" + std::to_string(c.fields.value("src_line", 0)));
       continue;
     }
@@ -393,6 +416,8 @@ LogAnalysis LogAnalyzer::Impl::finish() {
         g.actor = "rank " + std::to_string(*r);
       }
     }
+    if (!f.subject.host && f.subject.rank)
+      if (auto h = topo.host_of_rank(*f.subject.rank)) f.subject.host = *h;
     if (!f.subject.gpu && g.dev && f.layer != Layer::framework) {
       auto bdf = topo.bdf_of(g.proc_key, g.dev);
       f.subject.gpu = bdf ? *bdf : std::to_string(*g.dev);

@@ -105,7 +105,7 @@ std::vector<Signature> build() {
   b.add("nccl.ib.create_qp_enomem", L::system_config, S::error, R::primary,
         R"re(Call to ibv_create_qp failed with error (?P<error>Cannot allocate memory))re",
         "ibv_create_qp failed: Cannot allocate memory (memlock limit)",
-        {{"memlock_limit_too_low", 25}}, "Locked-memory limit too low for the QP buffers: set memlock unlimited");
+        {{"memlock_limit_too_low", 50}}, "Locked-memory limit too low for the QP buffers: set memlock unlimited");
   b.add("nccl.ib.create_qp_failed", L::transport, S::error, R::primary,
                      R"re(Call to ibv_create_qp failed with error (?P<error>[^,]+))re", "ibv_create_qp failed: {error}",
                      {{"memlock_limit_too_low", 3}, {"unusable_hca_selected", 3}},
@@ -119,17 +119,17 @@ std::vector<Signature> build() {
   b.add("nccl.ib.modify_qp_enodev", L::transport, S::error, R::primary,
         R"re(Call to ibv_modify_qp failed with (?:error )?(?:19 )?(?P<error>No such device))re",
         "ibv_modify_qp failed: No such device (the HCA is not usable here)",
-        {{"unusable_hca_selected", 25}},
+        {{"unusable_hca_selected", 60}},
         "The verbs device NCCL picked cannot be used from this environment (container, wrong HCA): restrict NCCL_IB_HCA");
   b.add("nccl.ib.modify_qp_einval", L::transport, S::error, R::primary,
         R"re(Call to ibv_modify_qp failed with (?:error )?(?:22 )?(?P<error>Invalid argument))re",
         "ibv_modify_qp failed: Invalid argument (GID index / RoCE version)",
-        {{"roce_gid_index_mismatch", 15}, {"mtu_mismatch", 3}, {"nccl_config_error", 2}},
+        {{"roce_gid_index_mismatch", 30}, {"mtu_mismatch", 3}, {"nccl_config_error", 2}},
         "Wrong RoCE GID index or version (NCCL_IB_GID_INDEX forced), or MTU mismatch");
   b.add("nccl.ib.modify_qp_etimedout", L::transport, S::error, R::primary,
         R"re(Call to ibv_modify_qp failed with (?:error )?(?:110 )?(?P<error>Connection timed out))re",
         "ibv_modify_qp failed: Connection timed out (no route between the NICs)",
-        {{"nic_pair_unreachable", 15}, {"roce_gid_index_mismatch", 2}},
+        {{"nic_pair_unreachable", 30}, {"roce_gid_index_mismatch", 2}},
         "No route between rails (try NCCL_CROSS_NIC=0) or unreachable remote GID");
   b.add("nccl.ib.modify_qp_failed", L::transport, S::error, R::primary,
                      R"re(Call to ibv_modify_qp failed with (?:error )?(?:(?P<errno>\d+) )?(?P<error>[^,]+))re",
@@ -159,7 +159,7 @@ std::vector<Signature> build() {
         {{"unusable_hca_selected", 2}, {"nccl_config_error", 2}},
         "IB not usable: driver, NCCL_IB_HCA filter or container without /dev/infiniband");
   b.add("nccl.net.plugin_init_failed", L::nccl, S::error, R::primary, R"re(Failed to initialize any NET plugin)re",
-        "NCCL failed to initialise any network plugin", {{"net_plugin_mismatch", 25}, {"nccl_config_error", 3}},
+        "NCCL failed to initialise any network plugin", {{"net_plugin_mismatch", 40}, {"nccl_config_error", 3}},
         "NCCL_NET / NCCL_NET_PLUGIN names a plugin that cannot load, or its libraries are missing");
   b.add("nccl.net.plugin_load_failed", L::nccl, S::warning, R::symptom,
         R"re(NET/Plugin ?: (?:Plugin load returned|Failed to find|Could not find|Loading of .* failed|dlerror)(?P<what>.*))re",
@@ -205,7 +205,7 @@ std::vector<Signature> build() {
         {{"socket_connection_failure", 3}}, "Accepting a connection failed");
   b.add("nccl.bootstrap.no_interface", L::system_config, S::error, R::primary,
         R"re(Bootstrap ?: no socket interface found)re", "NCCL found no socket interface for bootstrap",
-        {{"wrong_network_interface", 30}}, "NCCL_SOCKET_IFNAME matches no interface on this host");
+        {{"wrong_network_interface", 50}}, "NCCL_SOCKET_IFNAME matches no interface on this host");
   b.add("nccl.socket.no_interface", L::system_config, S::error, R::primary,
         R"re(NET/Socket ?: (?:No usable listening interface found|no interface found))re",
         "NET/Socket found no usable interface", {{"wrong_network_interface", 20}},
@@ -231,7 +231,7 @@ std::vector<Signature> build() {
   b.add("nccl.socket.message_truncated", L::framework, S::error, R::primary,
         R"re(NET/Socket ?: peer (?P<peer>\S+) message truncated ?: receiving (?P<got>\d+) bytes instead of (?P<want>\d+))re",
         "socket transport message from {peer} truncated: {got} bytes instead of {want}",
-        {{"mismatched_collectives", 15}, {"nccl_config_error", 4}},
+        {{"mismatched_collectives", 30}, {"nccl_config_error", 4}},
         "Collective size mismatch between ranks, or different NCCL_PROTO/NCCL_ALGO per rank");
 
   // ------------------------------------------------------------ NCCL: init, config, P2P, NVLS, CUDA
@@ -349,7 +349,7 @@ std::vector<Signature> build() {
         "no algorithm/protocol for {func} {dtype}", {{"nccl_config_error", 20}}, "NCCL_ALGO/NCCL_PROTO too restrictive");
   b.add("nccl.graph.capture_misuse", L::nccl, S::error, R::primary,
         R"re(Streams given to a communicator within a NCCL group must either be all uncaptured or all captured|Either none or all communicators in a ncclGroup\(\) can be CUDA graph captured)re",
-        "CUDA graph capture mixed with uncaptured streams in one NCCL group", {{"cuda_graph_or_stream_misuse", 25}},
+        "CUDA graph capture mixed with uncaptured streams in one NCCL group", {{"cuda_graph_or_stream_misuse", 50}},
         "All or none of a group's streams must be captured by the same graph");
   b.add("nccl.comm.revoked", L::framework, S::error, R::primary,
         R"re((?:(?P<func>\w+): communicator was revoked|Attempt to use communicator before the previous operation returned ncclSuccess))re",
@@ -549,7 +549,7 @@ std::vector<Signature> build() {
         "desync report: rank {rank} timed out at {op} #{seq}", {}, "Header of the desync report");
   b.add("pytorch.collective_mismatch", L::framework, S::critical, R::primary,
         R"re(Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: CollectiveFingerPrint\((?:SequenceNumber=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, TensorShape=(?P<shape>\[[^\]]*\]))?(?:, TensorDtypes=(?P<dtype>\w+))?(?:.*?but Rank (?P<other_rank>\d+) is running collective: CollectiveFingerPrint\((?:SequenceNumber=(?P<other_seq>\d+), )?OpType=(?P<other_op>\w+))?)re",
-        "collective mismatch: rank {rank} runs {op} at SequenceNumber={seq}, rank {other_rank} runs {other_op}",
+        "collective mismatch at SequenceNumber={seq}: rank {rank} runs {op}",
         {{"mismatched_collectives", 40}},
         "TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint check: ranks issue different collectives");
   b.add("pytorch.dump.first_signal", L::framework, S::info, R::context,
@@ -724,7 +724,7 @@ std::vector<Signature> build() {
         R"re(^\s*GPU0\s+GPU1\s.*CPU Affinity)re", "nvidia-smi topo -m matrix present", {},
         "Pasted topology matrix");
   b.add("paste.ip_link", L::system_config, S::info, R::context,
-        R"re(^\d+: (?P<ifname>[\w.@-]+): <(?P<flags>[^>]*)> mtu (?P<mtu>\d+))re", "interface {ifname} <{flags}> mtu {mtu}",
+        R"re((?P<ifname>[\w.@-]+): <(?P<flags>[A-Z_,]*)> mtu (?P<mtu>\d+))re", "interface {ifname} <{flags}> mtu {mtu}",
         {}, "Pasted `ip addr` / `ip link` output");
 
   return std::move(b.v);

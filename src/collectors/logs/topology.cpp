@@ -1,6 +1,7 @@
 #include "collectors/logs/topology.hpp"
 
 #include <cstdlib>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -35,10 +36,25 @@ std::string busid_to_bdf(const std::string& hex) {
   return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", v >> 20, (v >> 12) & 0xff, (v >> 4) & 0xff, v & 0xf);
 }
 
+TopoKind topo_kind(const std::string& id) {
+  static const std::map<std::string, TopoKind> k{
+      {"nccl.info.version", TopoKind::version},       {"nccl.info.cuda_driver", TopoKind::cuda_driver},
+      {"nccl.info.bootstrap", TopoKind::bootstrap},   {"nccl.info.env", TopoKind::env},
+      {"nccl.info.ib_using", TopoKind::ib_using},     {"nccl.info.socket_using", TopoKind::socket_using},
+      {"nccl.info.network", TopoKind::network},       {"nccl.info.nranks", TopoKind::nranks},
+      {"nccl.info.comm_init", TopoKind::comm_init},   {"nccl.info.nodes", TopoKind::nodes},
+      {"nccl.info.transport", TopoKind::transport},   {"nccl.info.ring", TopoKind::ring}};
+  auto it = k.find(id);
+  if (it != k.end()) return it->second;
+  return id.rfind("nccl.info.", 0) == 0 ? TopoKind::other : TopoKind::none;
+}
+
 void TopologyBuilder::add(const std::string& key, const std::string& host, std::optional<int64_t> pid,
-                          std::optional<int> rank, std::optional<int> dev, const std::string& id,
-                          const nlohmann::json& f, const std::string& source) {
-  auto& p = procs_[key];
+                          std::optional<int> rank, std::optional<int> dev, TopoKind kind, const nlohmann::json& f,
+                          const std::string& source) {
+  // Lines of one process come in runs: skip the map lookup for the same key.
+  if (!last_ || last_->key != key) last_ = &procs_[key];
+  auto& p = *last_;
   if (p.key.empty()) {
     p.key = key;
     p.host = host;
@@ -48,24 +64,24 @@ void TopologyBuilder::add(const std::string& key, const std::string& host, std::
   if (rank && !p.launcher_rank) p.launcher_rank = rank;
   if (dev) p.devs.insert(*dev);
   ++p.info_lines;
-  if (id == "nccl.info.version") {
+  if (kind == TopoKind::version) {
     p.version = s(f, "version") + s(f, "version_suffix");
     p.cuda = s(f, "cuda");
-  } else if (id == "nccl.info.cuda_driver") {
+  } else if (kind == TopoKind::cuda_driver) {
     p.driver = s(f, "driver");
-  } else if (id == "nccl.info.bootstrap") {
+  } else if (kind == TopoKind::bootstrap) {
     p.bootstrap = s(f, "ifaces");
-  } else if (id == "nccl.info.env") {
+  } else if (kind == TopoKind::env) {
     p.env[s(f, "var")] = s(f, "value");
-  } else if (id == "nccl.info.ib_using") {
+  } else if (kind == TopoKind::ib_using) {
     p.ib_using = s(f, "nics");
-  } else if (id == "nccl.info.socket_using") {
+  } else if (kind == TopoKind::socket_using) {
     p.socket_using = s(f, "ifaces");
-  } else if (id == "nccl.info.network") {
+  } else if (kind == TopoKind::network) {
     p.network = s(f, "net");
-  } else if (id == "nccl.info.nranks") {
+  } else if (kind == TopoKind::nranks) {
     p.nranks_legacy = i(f, "nranks");
-  } else if (id == "nccl.info.comm_init") {
+  } else if (kind == TopoKind::comm_init) {
     const std::string ptr = s(f, "comm_ptr");
     const int r = i(f, "rank").value_or(-1);
     CommInit* c = nullptr;
@@ -83,7 +99,7 @@ void TopologyBuilder::add(const std::string& key, const std::string& host, std::
     c->busid = s(f, "busid");
     if (f.contains("comm_id")) c->comm_id = "0x" + s(f, "comm_id");
     if (s(f, "phase") == "COMPLETE") c->complete = true;
-  } else if (id == "nccl.info.nodes") {
+  } else if (kind == TopoKind::nodes) {
     const std::string ptr = s(f, "comm_ptr");
     CommInit* c = nullptr;
     for (auto& x : p.comms)
@@ -98,12 +114,13 @@ void TopologyBuilder::add(const std::string& key, const std::string& host, std::
     c->nnodes = i(f, "nnodes");
     c->local_ranks = i(f, "local_ranks");
     c->local_rank = i(f, "local_rank");
-  } else if (id == "nccl.info.transport") {
+  } else if (kind == TopoKind::transport) {
+    if (p.edges.size() >= kMaxEdges) return;  // full: skip the formatting cost of every later channel line
     TransportEdge e{i(f, "from_rank").value_or(-1), i(f, "to_rank").value_or(-1), s(f, "from_dev"), s(f, "to_dev"),
                     s(f, "transport")};
     const std::string k = fmt::format("{}[{}]->{}[{}] {}", e.from_rank, e.from_dev, e.to_rank, e.to_dev, e.transport);
     if (p.edges.size() < kMaxEdges && p.edge_keys.insert(k).second) p.edges.push_back(std::move(e));
-  } else if (id == "nccl.info.ring") {
+  } else if (kind == TopoKind::ring) {
     if (p.rings.size() < kMaxRings) p.rings.push_back(s(f, "ring_ranks"));
   }
 }
@@ -127,6 +144,17 @@ std::optional<std::string> TopologyBuilder::bdf_of(const std::string& key, std::
   for (const auto& c : it->second.comms)
     if (!c.busid.empty() && (!dev || c.cuda_dev == *dev)) return busid_to_bdf(c.busid);
   return std::nullopt;
+}
+
+std::optional<std::string> TopologyBuilder::host_of_rank(int rank) const {
+  std::optional<std::string> host;
+  for (const auto& [k, p] : procs_)
+    for (const auto& c : p.comms)
+      if (c.rank == rank && !p.host.empty()) {
+        if (host && *host != p.host) return std::nullopt;  // ranks of several comms: ambiguous
+        host = p.host;
+      }
+  return host;
 }
 
 std::vector<Evidence> TopologyBuilder::evidence() const {
@@ -205,7 +233,7 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     auto f = make("logs.nccl_version_skew", Layer::nccl, Severity::error, FindingRole::primary,
                   "NCCL versions differ across processes: " + list);
     f.fields["versions"] = versions;
-    f.supports.push_back({"nccl_version_mismatch", 30});
+    f.supports.push_back({"nccl_version_mismatch", 40});
     out.push_back(std::move(f));
   }
   if (drivers.size() > 1) {
@@ -298,7 +326,7 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     f.provenance.push_back(Provenance{pp->source, std::nullopt,
                                       fmt::format("{}[{}] -> {}[{}] via {}", e->from_rank, e->from_dev, e->to_rank,
                                                   e->to_dev, e->transport)});
-    f.supports.push_back({"nccl_bug", 8});
+    f.supports.push_back({"nccl_bug", 40});
     out.push_back(std::move(f));
   }
   // nNodes below the number of hosts the ranks run on.
@@ -317,7 +345,7 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
                               "host identities collide (hostname prefix / NCCL_HOSTID)",
                               e.first, n, e.second.size()));
     f.fields = {{"nranks", n}, {"nnodes", e.first}, {"hosts", e.second}};
-    f.supports.push_back({"nccl_bug", 6});
+    f.supports.push_back({"nccl_bug", 20});
     out.push_back(std::move(f));
   }
   return out;

@@ -48,15 +48,23 @@ struct ProcessTopology {
   size_t info_lines = 0;
 };
 
+// Which set-up line a signature is (decided once per signature, not per line).
+enum class TopoKind { none, version, cuda_driver, bootstrap, env, ib_using, socket_using, network, nranks,
+                      comm_init, nodes, transport, ring, other };
+TopoKind topo_kind(const std::string& signature_id);
+
 class TopologyBuilder {
  public:
   void add(const std::string& key, const std::string& host, std::optional<int64_t> pid, std::optional<int> rank,
-           std::optional<int> dev, const std::string& sig_id, const nlohmann::json& fields, const std::string& source);
+           std::optional<int> dev, TopoKind kind, const nlohmann::json& fields, const std::string& source);
 
   // Rank of the comm on `dev` in process `key` (largest communicator first).
   std::optional<int> rank_of(const std::string& key, std::optional<int> dev) const;
   // "0000:1b:00.0" for the comm on `dev` (busId decoded), when known.
   std::optional<std::string> bdf_of(const std::string& key, std::optional<int> dev) const;
+
+  // Host of the process whose comm-init line names `rank` (nullopt when none or ambiguous).
+  std::optional<std::string> host_of_rank(int rank) const;
 
   // nccl.topology and nccl.version evidence, one per process.
   std::vector<Evidence> evidence() const;
@@ -68,6 +76,7 @@ class TopologyBuilder {
 
  private:
   std::map<std::string, ProcessTopology> procs_;
+  ProcessTopology* last_ = nullptr;  // map nodes are stable
 };
 
 // busId integer as NCCL prints it (hex, "1b000") -> "0000:1b:00.0".
