@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   register_diagnose(app, ctx);
   register_collect(app, ctx);
   register_info(app, ctx);
+  register_logs(app, ctx);
   register_nccl(app, ctx);
   register_ranks(app, ctx);
   register_stacks(app, ctx);

@@ -51,6 +51,7 @@ int report_input_error(CommandContext& ctx, const Error& e);
 void register_diagnose(CLI::App& app, CommandContext& ctx);
 void register_collect(CLI::App& app, CommandContext& ctx);
 void register_info(CLI::App& app, CommandContext& ctx);
+void register_logs(CLI::App& app, CommandContext& ctx);
 void register_nccl(CLI::App& app, CommandContext& ctx);
 void register_ranks(CLI::App& app, CommandContext& ctx);
 void register_stacks(CLI::App& app, CommandContext& ctx);

@@ -1,5 +1,6 @@
 #include "analysis/tree/catalogue.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace ccdiag {
@@ -319,8 +320,105 @@ std::vector<CauseInfo> build() {
 
 }  // namespace
 
+
+// Confirming commands, filled with the culprit's fields: the nccl-tests /
+// perftest / nvidia-smi / env-var experiment that proves or clears the cause
+// on the suspect subset. Appended after each cause's own steps.
+static const std::map<std::string, std::vector<CauseStep>>& confirming_steps() {
+  static const std::map<std::string, std::vector<CauseStep>> t = {
+      {"rank_skips_collective",
+       {{"Confirm with fingerprint checking: the first mismatching or missing collective is named",
+         "TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_NCCL_ASYNC_ERROR_HANDLING=1 <relaunch>"}}},
+      {"mismatched_collectives",
+       {{"Print each rank's collective sequence around seq {seq}", "ccdiag fr <dump-dir> --json | jq '.findings[]'"}}},
+      {"wrong_process_group",
+       {{"Dump the flight recorder and compare process groups at the hang", "TORCH_NCCL_DUMP_ON_TIMEOUT=1 <relaunch>; ccdiag fr <dump-dir>"}}},
+      {"wrong_device_binding",
+       {{"Check which GPU each local rank opened on {host}", "nvidia-smi --query-compute-apps=pid,gpu_bus_id --format=csv"}}},
+      {"user_code_bug", {{"Re-run the failing rank's code path on one GPU to reproduce", "python train.py --max-steps 1  # on {host}"}}},
+      {"gpu_memory_exhausted", {{"Watch memory on the culprit GPU during the step", "nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv -l 1 -i {gpu}"}}},
+      {"straggler_or_timeout_too_short",
+       {{"Measure the collective alone on the job's GPUs to rule out the fabric", "all_reduce_perf -b 8 -e 8G -f 2 -g {ngpus}"}}},
+      {"rank_process_died", {{"Look for the OOM killer and Xids on {host}", "journalctl -k --since -2h | grep -E 'Out of memory|Xid|segfault'"}}},
+      {"rank_stuck_in_host_code", {{"Dump Python stacks of rank {rank} on {host}", "py-spy dump --native --pid {pid}"}}},
+      {"nccl_bug",
+       {{"Reproduce outside the framework with nccl-tests on the same hosts", "mpirun -np <n> -H <hosts> all_reduce_perf -b 8 -e 8G -f 2 -g 1"},
+        {"If hosts may share an identity, give each a unique one", "NCCL_HOSTID=$(hostname -f) <relaunch>; cat /proc/sys/kernel/random/boot_id  # on every host"}}},
+      {"nccl_version_mismatch", {{"Print the NCCL version every rank loads on {host}", "NCCL_DEBUG=VERSION <relaunch>  # 'NCCL version x.y.z' per rank"}}},
+      {"net_plugin_mismatch",
+       {{"List the net plugin on {host} and on a good host", "ldconfig -p | grep -E 'libnccl-net'; echo $NCCL_NET_PLUGIN"},
+        {"Confirm by forcing NCCL's internal IB transport everywhere", "NCCL_NET=IB <relaunch>"}}},
+      {"nvls_path_failure", {{"Confirm NVLS works on {host} alone", "NCCL_NVLS_ENABLE=1 all_reduce_perf -b 8 -e 8G -f 2 -g 8"}}},
+      {"nccl_config_error", {{"Run nccl-tests with the job's NCCL_* settings, then without them", "env | grep ^NCCL_; all_reduce_perf -b 8 -e 8G -f 2 -g {ngpus}"}}},
+      {"cuda_graph_or_stream_misuse", {{"Confirm with graph capture off", "TORCH_NCCL_BLOCKING_WAIT=1 <relaunch with torch.compile mode=default / no CUDA graphs>"}}},
+      {"ib_transport_retry_exceeded",
+       {{"Measure the suspect NIC pair with perftest (server on the peer, client on {host})",
+         "ib_write_bw -d {nic} -F --report_gbits  # peer; then on {host}: ib_write_bw -d {nic} -F --report_gbits <peer>"},
+        {"Check the port's error counters on {host}", "perfquery -x -C {nic} -P {port}"}}},
+      {"roce_gid_index_mismatch",
+       {{"Show the GID table of {nic} on {host} and on a good host", "show_gids {nic}"},
+        {"Confirm with the RoCE v2 GID index set explicitly on every host", "NCCL_IB_GID_INDEX=3 all_reduce_perf -b 8 -e 8G -f 2 -g 1"}}},
+      {"mtu_mismatch",
+       {{"Read the active MTU on {host}", "ibv_devinfo -d {nic} | grep -E 'active_mtu|max_mtu'"},
+        {"Confirm with a perftest at the common MTU", "ib_write_bw -d {nic} -m 1024 --report_gbits <peer>"}}},
+      {"unusable_hca_selected", {{"Check that {nic} opens and has an active port inside the container", "ibv_devinfo -d {nic}; rdma link show"}}},
+      {"nic_pair_unreachable",
+       {{"Test the pair with perftest and with a plain ping over the RoCE interface", "ib_write_bw -d {nic} --report_gbits <peer>; ping -I <roce-netdev> <peer>"}}},
+      {"qp_error_state", {{"Read the QP states of the job's pid on {host}", "rdma resource show qp | grep -E 'pid {pid}|state ERR'"}}},
+      {"socket_connection_failure", {{"Test a TCP connection between the hosts on a high port", "nc -l 45000  # on the peer; then on {host}: nc -vz <peer> 45000"}}},
+      {"bootstrap_unreachable", {{"Check the rendezvous endpoint from rank {rank}'s host", "getent hosts $MASTER_ADDR; nc -vz $MASTER_ADDR $MASTER_PORT"}}},
+      {"gpu_fell_off_bus", {{"Confirm the GPU is gone from the bus on {host}", "nvidia-smi -q -d PERFORMANCE -i {gpu}; lspci -s {gpu} -vv | grep -E 'LnkSta|UESta'"}}},
+      {"gpu_xid_nvlink_fault",
+       {{"Read the NVLink error counters of {gpu} on {host}", "nvidia-smi nvlink -e -i {gpu}"},
+        {"Confirm with an NVLink-bound collective on that host", "all_reduce_perf -b 8 -e 8G -f 2 -g 8"}}},
+      {"gpu_ecc_or_memory_fault", {{"Read ECC counters and row remapping of {gpu} on {host}", "nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {gpu}"}}},
+      {"gpu_hung_kernel", {{"Check for a stuck context and GSP state on {host}", "nvidia-smi -q -d PERFORMANCE,CLOCK -i {gpu}; dcgmi diag -r 1"}}},
+      {"nvlink_down_or_degraded",
+       {{"Read the link states of {gpu} on {host}", "nvidia-smi nvlink -s -i {gpu}"},
+        {"Measure the node's NVLink collective bandwidth", "all_reduce_perf -b 8 -e 8G -f 2 -g 8"}}},
+      {"pcie_acs_p2p_blocked",
+       {{"Confirm P2P on the suspect GPUs {gpu} with nccl-tests (hangs or is slow while ACS redirects)",
+         "CUDA_VISIBLE_DEVICES={gpu} all_reduce_perf -b 8 -e 8G -f 2 -g {ngpus}"},
+        {"Then confirm the fix: same test with P2P off", "NCCL_P2P_DISABLE=1 CUDA_VISIBLE_DEVICES={gpu} all_reduce_perf -b 8 -e 8G -f 2 -g {ngpus}"}}},
+      {"iommu_blocks_p2p",
+       {{"Confirm P2P on the suspect GPUs {gpu} with nccl-tests (hangs while the IOMMU translates)",
+         "CUDA_VISIBLE_DEVICES={gpu} all_reduce_perf -b 8 -e 8G -f 2 -g {ngpus}"},
+        {"Then the same test with P2P off: it completes when P2P is the problem",
+         "NCCL_P2P_DISABLE=1 CUDA_VISIBLE_DEVICES={gpu} all_reduce_perf -b 8 -e 8G -f 2 -g {ngpus}"},
+        {"Separate IOMMU from ACS: check ACS on the bridges above the GPUs", "lspci -vvv | grep -E 'ACSCtl'"}}},
+      {"pcie_link_degraded", {{"Read the link status of {gpu} on {host}", "lspci -s {gpu} -vv | grep -E 'LnkCap|LnkSta'; nvidia-smi -q -d PERFORMANCE -i {gpu}"}}},
+      {"pcie_topology_misdetected", {{"Compare NCCL's topology with the hardware on {host}", "nvidia-smi topo -m; NCCL_TOPO_DUMP_FILE=/tmp/topo.xml all_reduce_perf -b 8 -e 128M -f 2 -g {ngpus}"}}},
+      {"gpu_driver_p2p_bug",
+       {{"Confirm P2P on the suspect GPUs {gpu}", "CUDA_VISIBLE_DEVICES={gpu} all_reduce_perf -b 8 -e 8G -f 2 -g {ngpus}"},
+        {"Check the driver version against known P2P fixes", "cat /proc/driver/nvidia/version"}}},
+      {"nic_link_flapping", {{"Watch link_downed on {nic} port {port} of {host}", "watch -n 5 cat /sys/class/infiniband/{nic}/ports/{port}/counters/link_downed"}}},
+      {"nic_port_down", {{"Read the port state of {nic} on {host}", "cat /sys/class/infiniband/{nic}/ports/{port}/state /sys/class/infiniband/{nic}/ports/{port}/phys_state"}}},
+      {"container_shm_too_small", {{"Check /dev/shm inside the container on {host}", "df -h /dev/shm"}}},
+      {"wrong_network_interface",
+       {{"List the interfaces and addresses on {host}", "ip -br addr"},
+        {"Confirm with an interface that exists and routes between hosts", "NCCL_SOCKET_IFNAME=<routable-if> NCCL_DEBUG=INFO <relaunch>  # expect 'Bootstrap : Using <if>:<ip>'"}}},
+      {"hostname_resolves_to_loopback", {{"Check /etc/hosts on {host}", "grep -n \"$(hostname)\" /etc/hosts"}}},
+      {"firewall_blocked_ports", {{"List the input rules on {host}", "nft list ruleset | grep -E 'policy|dport'  # or: iptables -S INPUT"}}},
+      {"fabric_manager_not_running", {{"Start the fabric manager and check GPU fabric state on {host}", "systemctl start nvidia-fabricmanager; nvidia-smi -q -d FABRIC"}}},
+      {"fabric_manager_state", {{"Read the fabric state of {gpu} on {host}", "nvidia-smi -q -d FABRIC -i {gpu}"}}},
+      {"driver_library_mismatch", {{"Reboot {host} (or reload the module) so module and libraries match", "cat /proc/driver/nvidia/version; ls /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.*"}}},
+      {"memlock_limit_too_low", {{"Read the job process's memlock limit on {host}", "grep 'Max locked memory' /proc/{pid}/limits"}}},
+      {"gpudirect_rdma_module_missing", {{"Confirm GPUDirect RDMA with a GPU-memory perftest on {host}", "ib_write_bw -d {nic} --use_cuda=0 --report_gbits <peer>"}}},
+      {"removeipc_deletes_shm", {{"Read logind's setting on {host}", "grep -E '^#?RemoveIPC' /etc/systemd/logind.conf; loginctl show-user $USER"}}},
+  };
+  return t;
+}
+
 const std::vector<CauseInfo>& cause_catalogue() {
-  static const std::vector<CauseInfo> catalogue = build();
+  static const std::vector<CauseInfo> catalogue = [] {
+    auto c = build();
+    for (auto& cause : c) {
+      const auto it = confirming_steps().find(cause.id);
+      if (it != confirming_steps().end())
+        cause.next_steps.insert(cause.next_steps.end(), it->second.begin(), it->second.end());
+    }
+    return c;
+  }();
   return catalogue;
 }
 
@@ -334,19 +432,34 @@ std::vector<NextStep> next_steps_for(const CauseInfo& cause, const Subject& culp
   std::map<std::string, std::string> vars;
   if (culprit.host) vars["{host}"] = *culprit.host;
   if (culprit.rank) vars["{rank}"] = std::to_string(*culprit.rank);
-  if (culprit.gpu) vars["{gpu}"] = *culprit.gpu;
+  if (culprit.gpu) {
+    vars["{gpu}"] = *culprit.gpu;
+    // "0,1,2,3" from a P2P verdict: the GPU count for nccl-tests' -g.
+    vars["{ngpus}"] = std::to_string(1 + std::count(culprit.gpu->begin(), culprit.gpu->end(), ','));
+  }
+  if (culprit.pid) vars["{pid}"] = std::to_string(*culprit.pid);
   if (culprit.nic) vars["{nic}"] = *culprit.nic;
   if (culprit.port) vars["{port}"] = std::to_string(*culprit.port);
   if (culprit.seq) vars["{seq}"] = std::to_string(*culprit.seq);
   if (culprit.process_group) vars["{process_group}"] = *culprit.process_group;
-  std::vector<NextStep> out;
-  for (const auto& s : cause.next_steps) {
-    std::string cmd = s.command;
-    for (const auto& [k, v] : vars) {
-      for (size_t p = cmd.find(k); p != std::string::npos; p = cmd.find(k, p + v.size())) cmd.replace(p, k.size(), v);
+  auto fill = [&vars](std::string text, bool command) {
+    for (const auto& [k, v] : vars)
+      for (size_t p = text.find(k); p != std::string::npos; p = text.find(k, p + v.size())) text.replace(p, k.size(), v);
+    // Unknown fields: "<host>" in commands (the user fills it in), words in prose.
+    static const std::pair<const char*, const char*> unknown[] = {
+        {"{host}", "the suspect host"}, {"{rank}", "the suspect rank"}, {"{gpu}", "the suspect GPUs"},
+        {"{nic}", "the suspect NIC"},   {"{port}", "1"},                {"{seq}", "the hang"},
+        {"{process_group}", "the stuck group"}, {"{pid}", "<pid>"},     {"{ngpus}", "<n>"}};
+    for (const auto& [k, word] : unknown) {
+      const std::string key = k;
+      const std::string rep = command ? (key == "{port}" ? std::string("1") : "<" + key.substr(1, key.size() - 2) + ">")
+                                      : std::string(word);
+      for (size_t p = text.find(key); p != std::string::npos; p = text.find(key, p + rep.size())) text.replace(p, key.size(), rep);
     }
-    out.push_back(NextStep{s.action, cmd});
-  }
+    return text;
+  };
+  std::vector<NextStep> out;
+  for (const auto& s : cause.next_steps) out.push_back(NextStep{fill(s.action, false), fill(s.command, true)});
   return out;
 }
 

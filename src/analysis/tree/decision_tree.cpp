@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <map>
+#include <utility>
 #include <set>
 
 #include "analysis/tree/catalogue.hpp"
@@ -21,6 +24,25 @@ std::optional<Layer> layer_of_evidence_kind(std::string_view kind) {
     if (kind.substr(0, prefix.size()) == prefix) return layer;
   return std::nullopt;
 }
+
+namespace {
+
+// Fields of `from` that `to` lacks, when both name the same host (or `to`
+// names none): the culprit gathered from every supporting hypothesis.
+void fill_culprit(Subject& to, const Subject& from) {
+  if (to.host && from.host && *to.host != *from.host) return;
+  if (to.rank && from.rank && *to.rank != *from.rank) return;
+  if (!to.host) to.host = from.host;
+  if (!to.rank) to.rank = from.rank;
+  if (!to.pid) to.pid = from.pid;
+  if (!to.gpu) to.gpu = from.gpu;
+  if (!to.nic) to.nic = from.nic;
+  if (!to.port) to.port = from.port;
+  if (!to.process_group) to.process_group = from.process_group;
+  if (!to.seq) to.seq = from.seq;
+}
+
+}  // namespace
 
 std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t unchecked_count) {
   // cause -> evidence_key -> strongest hypothesis for that key
@@ -52,6 +74,11 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
     if (!best) continue;  // only counter-evidence: not a candidate
     s.odds = odds;
     s.culprit = best->culprit;
+    std::vector<const Hypothesis*> others(s.support.begin(), s.support.end());
+    std::stable_sort(others.begin(), others.end(),
+                     [](const Hypothesis* a, const Hypothesis* b) { return a->weight > b->weight; });
+    for (const auto* h : others)
+      if (h != best && h->weight > 1.0) fill_culprit(s.culprit, h->culprit);
     scores.push_back(std::move(s));
   }
   double total = 1.0;
@@ -68,6 +95,7 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
   return scores;
 }
 
+
 namespace {
 
 bool is_problem(const Finding& f) {
@@ -76,24 +104,80 @@ bool is_problem(const Finding& f) {
 
 double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 
-std::vector<ChainStep> walk_layers(const EvidenceSet& set, const std::optional<Layer>& verdict_layer,
-                                   const CauseScore* best) {
+int depth(Layer l) {
+  switch (l) {
+    case Layer::framework: return 0;
+    case Layer::process: return 0;
+    case Layer::nccl: return 1;
+    case Layer::transport: return 2;
+    case Layer::hardware: return 3;
+    case Layer::system_config: return 3;
+  }
+  return 0;
+}
+
+std::string first_why(const CauseScore& s) {
+  for (const auto* h : s.support)
+    if (h->weight > 1.0) return h->why;
+  return {};
+}
+
+// The tree's own log signals (log.*) and the log-signature catalogue's
+// findings can rest on the same line. They are one piece of evidence: ours
+// is marked shadowed_by the other finding's id, votes under that id's
+// evidence key (so per cause only the stronger ratio counts, never the
+// product) and is left out of the report, which shows the catalogue's.
+void mark_shadowed(std::vector<Finding>& fs) {
+  std::map<std::pair<std::string, int64_t>, std::string> cited;
+  // Context findings (a first-failure pointer, an info line) cite lines too
+  // but vote for nothing: only a finding that can vote shadows ours.
+  for (const auto& f : fs)
+    if (f.id.rfind("log.", 0) != 0 && f.role != FindingRole::context)
+      for (const auto& p : f.provenance)
+        if (p.line) cited.emplace(std::make_pair(p.source, *p.line), f.id);
+  for (auto& f : fs) {
+    if (f.id.rfind("log.", 0) != 0 || f.provenance.empty() || !f.provenance.front().line) continue;
+    const auto it = cited.find({f.provenance.front().source, *f.provenance.front().line});
+    if (it != cited.end()) f.fields["shadowed_by"] = it->second;
+  }
+}
+
+bool shadowed(const Finding& f) { return f.fields.is_object() && f.fields.contains("shadowed_by"); }
+
+bool same_place(const Subject& a, const Subject& b) {
+  if (a.host && b.host) return *a.host == *b.host;
+  if (a.rank && b.rank) return *a.rank == *b.rank;
+  return true;  // nothing to tell them apart: the deeper cause may well be on the culprit
+}
+
+std::string describe_list(const std::vector<const Finding*>& fs, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < fs.size() && i < max; ++i) out += (i ? "; " : "") + fs[i]->summary;
+  if (fs.size() > max) out += "; +" + std::to_string(fs.size() - max) + " more";
+  return out;
+}
+
+// The walk: from the symptom (the top-most layer with a problem, "who is stuck
+// where") down to the verdict's layer, one step per layer with why.
+std::vector<ChainStep> walk_layers(const EvidenceSet& set, const std::vector<Finding>& findings,
+                                   const std::optional<Layer>& verdict_layer, const CauseScore* best,
+                                   const std::string& depth_note) {
   std::vector<ChainStep> chain;
   std::set<std::string> verdict_findings;
   if (best)
     for (const auto* h : best->support)
-      for (const auto& id : h->finding_ids) verdict_findings.insert(id);
+      if (h->weight > 1.0)
+        for (const auto& id : h->finding_ids) verdict_findings.insert(id);
+  bool symptom_noted = false;
   for (Layer layer : kWalkOrder) {
     ChainStep step;
     step.layer = layer;
-    size_t problems = 0, cascades = 0;
-    for (const auto& f : set.findings) {
-      if (f.layer != layer) continue;
-      if (!is_problem(f)) continue;
+    std::vector<const Finding*> problems, cascades;
+    for (const auto& f : findings) {
+      if (f.layer != layer || !is_problem(f)) continue;
       if (std::find(step.finding_ids.begin(), step.finding_ids.end(), f.id) == step.finding_ids.end())
         step.finding_ids.push_back(f.id);
-      if (f.role == FindingRole::cascade) ++cascades;
-      else ++problems;
+      (f.role == FindingRole::cascade ? cascades : problems).push_back(&f);
     }
     bool checked = false, unavailable = false;
     for (const auto& e : set.evidence) {
@@ -101,19 +185,29 @@ std::vector<ChainStep> walk_layers(const EvidenceSet& set, const std::optional<L
       if (e.availability.is_ok()) checked = true;
       else unavailable = true;
     }
-    const bool has_findings = !step.finding_ids.empty();
+    std::string cascade_note;
+    if (!cascades.empty())
+      cascade_note = std::to_string(cascades.size()) + " cascade(s) labelled, not blamed (" +
+                     describe_list(cascades, 2) + ")";
+    auto join = [](std::string a, const std::string& b) { return b.empty() ? a : a.empty() ? b : a + "; " + b; };
     if (verdict_layer && *verdict_layer == layer) {
       step.outcome = StepOutcome::explains;
-      step.note = "the verdict's evidence is at this layer";
-    } else if (has_findings) {
+      step.note = "explains: " + (best ? first_why(*best) : std::string("the verdict's evidence is here"));
+      if (!depth_note.empty()) step.note = join(step.note, depth_note);
+      step.note = join(step.note, cascade_note);
+      symptom_noted = true;
+    } else if (!problems.empty() || !cascades.empty()) {
       step.outcome = StepOutcome::consistent;
-      const bool above = verdict_layer && static_cast<int>(layer) < static_cast<int>(*verdict_layer);
-      if (cascades > 0 && problems == 0)
-        step.note = std::to_string(cascades) + " cascade finding(s): consequences of the first failure";
-      else if (above)
-        step.note = std::to_string(problems) + " finding(s) here are symptoms of the deeper cause";
-      else
-        step.note = std::to_string(problems) + " finding(s) here do not change the verdict";
+      const bool above = verdict_layer && depth(layer) < depth(*verdict_layer);
+      std::string note;
+      if (!problems.empty()) {
+        if (!symptom_noted) note = "symptom: " + describe_list(problems, 2);
+        else if (above) note = "symptom of the deeper cause: " + describe_list(problems, 2);
+        else note = "does not change the verdict: " + describe_list(problems, 2);
+        if (above && !symptom_noted) note += " (explained deeper down)";
+        symptom_noted = true;
+      }
+      step.note = join(note, cascade_note);
     } else if (checked) {
       step.outcome = StepOutcome::clear;
       step.note = "checked; nothing abnormal";
@@ -129,51 +223,149 @@ std::vector<ChainStep> walk_layers(const EvidenceSet& set, const std::optional<L
   return chain;
 }
 
+// The probe that would tell the leading candidates apart, per layer.
+NextStep probe_for(Layer layer) {
+  switch (layer) {
+    case Layer::framework:
+    case Layer::process:
+      return {"Find the odd rank out: stacks of every rank and flight-recorder dumps",
+              "ccdiag stacks --ranks --json; TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 <relaunch>"};
+    case Layer::nccl:
+      return {"Re-run with NCCL init and network logging on every rank",
+              "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,ENV <relaunch>"};
+    case Layer::transport:
+      return {"Sample RDMA port counters and QP states on the suspect hosts", "ccdiag probe rdma --interval 5"};
+    case Layer::hardware:
+      return {"Read the GPU error state and kernel log on the suspect hosts",
+              "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER,PERFORMANCE; dmesg -T | grep -E 'Xid|AER|NVRM'"};
+    case Layer::system_config:
+      return {"Collect a bundle from every host for the configuration audit",
+              "ccdiag collect --out /tmp/ccdiag-$(hostname); ccdiag diagnose <all bundles>"};
+  }
+  return {};
+}
+
 }  // namespace
 
-Report decide(const EvidenceSet& set) {
+Report decide(const EvidenceSet& input) {
   Report report;
   report.ccdiag_version = version_string();
-  report.findings = set.findings;
-  report.unchecked = set.unchecked;
-  report.inputs = set.inputs;
-  report.hosts = set.hosts;
+  report.unchecked = input.unchecked;
+  report.inputs = input.inputs;
+  report.hosts = input.hosts;
+
+  EvidenceSet set = input;
+  mark_shadowed(set.findings);
+  // Log signals name hosts too (NCCL prefixes) when no bundle did.
+  if (report.hosts.empty()) {
+    std::set<std::string> seen;
+    for (const auto& f : set.findings)
+      if (f.subject.host && seen.insert(*f.subject.host).second) report.hosts.push_back(*f.subject.host);
+  }
 
   std::vector<Hypothesis> hyps;
   for (const auto& rule : all_rules()) rule.run(set, hyps);
+  // The watchdog rule reasons from the absence of errors; any specific
+  // evidence another rule found (a config skew, a probe's fault) is such an
+  // error, so the watchdog's guess yields to it.
+  if (std::any_of(hyps.begin(), hyps.end(), [](const Hypothesis& h) {
+        return h.evidence_key != "watchdog_without_error" && h.weight >= 10;
+      }))
+    hyps.erase(std::remove_if(hyps.begin(), hyps.end(),
+                              [](const Hypothesis& h) { return h.evidence_key == "watchdog_without_error"; }),
+               hyps.end());
+  std::vector<Finding> findings;
+  for (const auto& f : set.findings)
+    if (!shadowed(f)) findings.push_back(f);
+  {
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const auto& h : hyps)
+      if (h.derived && seen.insert({h.derived->id, h.derived->summary}).second) findings.push_back(*h.derived);
+  }
   const auto scores = score_causes(hyps, set.unchecked.size());
+  // CCDIAG_TREE_TRACE=1 prints every hypothesis to stderr: how the score of
+  // each cause was built (for calibrating weights on site data).
+  if (const char* t = std::getenv("CCDIAG_TREE_TRACE"); t && *t == '1')
+    for (const auto& h : hyps)
+      std::cerr << "tree: " << h.cause << " x" << h.weight << " key=" << h.evidence_key << " culprit=["
+                << h.culprit.describe() << "] " << h.why << '\n';
 
-  const bool any_problem = std::any_of(set.findings.begin(), set.findings.end(), is_problem);
+  const bool any_problem = std::any_of(findings.begin(), findings.end(), is_problem);
   const CauseScore* best = scores.empty() ? nullptr : &scores.front();
 
+  // A hardware, transport or configuration fault on the culprit outranks the
+  // framework/NCCL symptom it causes (a GPU that fell off the bus makes its
+  // peers time out): prefer the deepest candidate that is close in score.
+  std::string depth_note;
+  if (best) {
+    const Layer bl = find_cause(best->cause)->layer;
+    for (const auto& s : scores) {
+      if (&s == best) continue;
+      const Layer l = find_cause(s.cause)->layer;
+      if (depth(l) > depth(bl) && depth(bl) <= 1 && s.confidence >= std::max(kMinConfidence, 0.5 * best->confidence) &&
+          same_place(s.culprit, best->culprit)) {
+        depth_note = "outranks " + best->cause + " (" + std::string(to_string(bl)) +
+                     "), the symptom it causes on the same culprit";
+        best = &s;
+        break;
+      }
+    }
+  }
+
   Verdict& v = report.verdict;
+  const bool cascades_only =
+      any_problem && std::none_of(findings.begin(), findings.end(), [](const Finding& f) {
+        return is_problem(f) && f.role != FindingRole::cascade;
+      });
   if (best && best->confidence >= kMinConfidence) {
     const CauseInfo* info = find_cause(best->cause);
     v.root_cause = best->cause;
     v.layer = info->layer;
     v.confidence = round3(best->confidence);
     v.culprit = best->culprit;
-    std::string why;
-    for (const auto* h : best->support)
-      if (h->weight > 1.0) {
-        why = h->why;
-        break;
-      }
+    const std::string why = first_why(*best);
     v.summary = info->description;
-    if (!why.empty()) v.summary += " Evidence: " + why;
+    if (!why.empty()) v.summary += " Evidence: " + why + ".";
+    if (!v.culprit.empty()) v.summary += " Culprit: " + v.culprit.describe() + ".";
     report.next_steps = next_steps_for(*info, v.culprit);
+  } else if (cascades_only) {
+    // Only consequences were seen (peers closed connections, flushed work
+    // requests): the failing process's own evidence is missing.
+    v.root_cause = kInsufficientEvidence;
+    v.confidence = best ? round3(best->confidence) : 0.0;
+    std::string peers;
+    for (const auto& f : findings)
+      if (f.role == FindingRole::cascade) {
+        const std::string p = f.fields.contains("peer") && f.fields["peer"].is_string()
+                                  ? f.fields["peer"].get<std::string>()
+                                  : f.caused_by.value_or("");
+        if (!p.empty() && peers.find(p) == std::string::npos) peers += (peers.empty() ? "" : ", ") + p;
+      }
+    v.summary = "Only cascades were found (peers saw connections close or work flushed); the rank that failed first "
+                "left no evidence in the inputs" +
+                (peers.empty() ? std::string(".") : " (peer(s): " + peers + ").");
+    report.next_steps.push_back(NextStep{"Collect the logs and a bundle from the host(s) the cascades point at" +
+                                             (peers.empty() ? std::string() : " (" + peers + ")"),
+                                         "ccdiag collect --out /tmp/ccdiag-$(hostname)  # on that host; then "
+                                         "ccdiag diagnose <bundles> --log <its logs>"});
+    report.next_steps.push_back(probe_for(Layer::hardware));
   } else if (best || any_problem) {
     v.root_cause = kInsufficientEvidence;
     v.confidence = best ? round3(best->confidence) : 0.0;
     if (best) v.culprit = best->culprit;
     v.summary = best ? "Problems were found but the evidence does not single out a cause; the leading candidate is " +
-                           best->cause + "."
+                           best->cause + " (" + first_why(*best) + ")."
                      : "Problems were found but no rule explains them.";
-    report.next_steps.push_back(NextStep{"Collect more evidence: stacks of every rank, flight-recorder dumps, "
-                                         "NCCL_DEBUG=INFO logs and bundles from every host",
-                                         "ccdiag collect --out /tmp/ccdiag-$(hostname); ccdiag analyze <all bundles>"});
-    if (best)
-      for (const auto& s : next_steps_for(*find_cause(best->cause), best->culprit)) report.next_steps.push_back(s);
+    // The probe that separates the two leading candidates first.
+    std::set<Layer> layers;
+    for (size_t i = 0; i < scores.size() && i < 2; ++i) layers.insert(find_cause(scores[i].cause)->layer);
+    if (layers.empty()) layers.insert(Layer::framework);
+    for (Layer l : layers) report.next_steps.push_back(probe_for(l));
+    for (size_t i = 0; i < scores.size() && i < 2; ++i)
+      for (const auto& s : next_steps_for(*find_cause(scores[i].cause), scores[i].culprit)) {
+        report.next_steps.push_back(s);
+        break;
+      }
   } else {
     v.root_cause = kNoProblemFound;
     v.confidence = set.unchecked.empty() ? 0.9 : 0.5;
@@ -181,18 +373,19 @@ Report decide(const EvidenceSet& set) {
                                       : "No problem found in what could be checked; some probes did not run.";
   }
 
-  for (size_t i = (v.root_cause == kInsufficientEvidence || v.root_cause == kNoProblemFound) ? 0 : 1;
-       i < scores.size() && report.alternatives.size() < 5; ++i) {
-    std::string why;
-    for (const auto* h : scores[i].support)
-      if (h->weight > 1.0) {
-        why = h->why;
-        break;
-      }
-    report.alternatives.push_back(Alternative{scores[i].cause, round3(scores[i].confidence), why});
+  for (const auto& s : scores) {
+    if (report.alternatives.size() >= 5) break;
+    if (v.layer && s.cause == v.root_cause) continue;
+    report.alternatives.push_back(Alternative{s.cause, round3(s.confidence), first_why(s)});
   }
 
-  report.chain = walk_layers(set, v.layer, (v.layer ? best : nullptr));
+  // Cascades are labelled with the culprit they are consequences of.
+  if (v.layer && !v.culprit.empty())
+    for (auto& f : findings)
+      if (f.role == FindingRole::cascade && !f.caused_by) f.caused_by = v.culprit.describe();
+
+  report.chain = walk_layers(set, findings, v.layer, (v.layer ? best : nullptr), depth_note);
+  report.findings = std::move(findings);
   return report;
 }
 

@@ -20,6 +20,9 @@ struct Hypothesis {
   std::vector<std::string> finding_ids; // findings it rests on (for the chain)
   std::string why;                      // one line for the report
   std::optional<int64_t> order;         // earlier = more likely the first failure
+  // A finding the rule derived (a skew audit outlier, a cross-finding
+  // conclusion) to show in the report; decide() adds each distinct one once.
+  std::optional<Finding> derived;
 };
 
 struct RuleInfo {

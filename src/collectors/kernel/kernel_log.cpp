@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/kernel/xid.hpp"
+#include "collectors/logs/analyzer.hpp"
 
 namespace ccdiag {
 
@@ -44,62 +45,43 @@ std::string kernel_line_message(std::string_view line, bool* bad) {
 }
 
 KernelLogParse parse_kernel_log(std::string_view text, const std::string& source, const std::string& host) {
+  // Decode every record to its message (kmsg header, dmesg time, journal
+  // JSON), then run the kernel part of the log signature catalogue over the
+  // messages: one engine for kernel lines wherever they appear.
   KernelLogParse out;
-  int64_t lineno = 0;
-  size_t xids = 0;
+  std::string messages;
+  messages.reserve(text.size());
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     std::string_view raw = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++lineno;
     ++out.lines;
-    if (raw.empty()) continue;
     bool bad = false;
-    const std::string msg = kernel_line_message(raw, &bad);
+    std::string msg = raw.empty() ? std::string() : kernel_line_message(raw, &bad);
     if (bad) {
       ++out.skipped;
-      continue;
+      msg.clear();
     }
-    Provenance prov{source, lineno, msg.substr(0, 300)};
-    if (auto x = parse_xid_line(msg)) {
-      ++xids;
-      const XidInfo* info = find_xid(x->xid);
-      Finding f;
-      f.id = "kernel.xid";
-      f.layer = Layer::hardware;
-      f.severity = (info && info->catalogue_cause[0] != '\0' && info->weight >= 10) ? Severity::critical
-                   : Severity::warning;
-      f.role = (info && info->catalogue_cause[0] != '\0') ? FindingRole::primary : FindingRole::context;
-      f.summary = "Xid " + std::to_string(x->xid) + " on GPU " + x->pci + ": " +
-                  (info ? info->name : "unknown Xid") + (x->message.empty() ? "" : " (" + x->message + ")");
-      if (!host.empty()) f.subject.host = host;
-      f.subject.gpu = x->pci + ".0";  // Xid prints no function; NVIDIA GPUs are function 0
-      if (x->pid) f.subject.pid = *x->pid;
-      f.provenance.push_back(prov);
-      f.order = lineno;
-      f.fields = {{"xid", x->xid}, {"pci", x->pci}, {"message", x->message}};
-      if (info) {
-        f.fields["meaning"] = info->name;
-        f.fields["likely_cause"] = info->cause;
-        f.fields["action"] = info->action;
-        if (info->catalogue_cause[0] != '\0')
-          f.supports.push_back(CauseSupport{info->catalogue_cause, info->weight});
-      }
-      if (x->gpu_instance) f.fields["gpu_instance"] = *x->gpu_instance;
-      if (!x->process_name.empty()) f.fields["process"] = x->process_name;
-      out.set.findings.push_back(std::move(f));
-    } else if (auto bdf = parse_fell_off_bus_line(msg)) {
-      Finding f;
-      f.id = "kernel.gpu_fell_off_bus";
-      f.layer = Layer::hardware;
-      f.severity = Severity::critical;
-      f.summary = "GPU " + *bdf + " has fallen off the bus";
-      if (!host.empty()) f.subject.host = host;
-      f.subject.gpu = *bdf;
-      f.provenance.push_back(prov);
-      f.order = lineno;
-      f.fields = {{"pci", *bdf}};
-      f.supports.push_back(CauseSupport{"gpu_fell_off_bus", 200});
+    // One output line per input line keeps provenance line numbers true.
+    for (char& c : msg)
+      if (c == '\n' || c == '\r') c = ' ';
+    messages += msg;
+    messages += '\n';
+  }
+  static const std::vector<logs::Signature> kernel_sigs = [] {
+    std::vector<logs::Signature> v;
+    for (const auto& s : logs::builtin_signatures())
+      if (s.id.rfind("kernel.", 0) == 0) v.push_back(s);
+    return v;
+  }();
+  size_t xids = 0;
+  auto analyzer = logs::LogAnalyzer::create(kernel_sigs);
+  if (analyzer) {
+    (*analyzer)->add_text(messages, source, host);
+    logs::LogAnalysis a = (*analyzer)->finish();
+    for (auto& f : a.findings) {
+      if (f.id.rfind("logs.", 0) == 0) continue;  // cross-rank summaries belong to the log ingest
+      if (f.id == "kernel.xid") xids += static_cast<size_t>(f.fields.value("occurrences", 1));
       out.set.findings.push_back(std::move(f));
     }
   }

@@ -16,7 +16,11 @@ void finding_support(const EvidenceSet& set, std::vector<Hypothesis>& out) {
       h.weight = s.weight;
       // The same signature repeated on many lines or ranks is one piece of
       // evidence, not many: key by finding id.
-      h.evidence_key = f.id;
+      // A tree log signal shadowed by a catalogue finding on the same line
+      // shares that finding's key (decision_tree.cpp, mark_shadowed).
+      h.evidence_key = f.fields.is_object() && f.fields.contains("shadowed_by") && f.fields["shadowed_by"].is_string()
+                           ? f.fields["shadowed_by"].get<std::string>()
+                           : f.id;
       h.finding_ids = {f.id};
       h.why = f.summary;
       h.order = f.order;

@@ -5,8 +5,22 @@ namespace ccdiag {
 const std::vector<RuleInfo>& all_rules() {
   static const std::vector<RuleInfo> rules = {
       {"finding_support", "primary findings vote for the causes they name", rules::finding_support},
-      {"version_skew", "a host with a different NCCL version than the majority", rules::version_skew},
+      {"skew_audit", "cross-host / cross-rank skew of versions, NCCL_* env, net plugin, MTU, GID index, link rates",
+       rules::skew_audit},
       {"dev_shm_size", "a small /dev/shm supports container_shm_too_small", rules::dev_shm_size},
+      {"watchdog_without_error", "a watchdog timeout with no error anywhere: ranks diverged",
+       rules::watchdog_without_error},
+      {"socket_ifname", "NCCL_SOCKET_IFNAME that matched nothing; bootstrap on a host-local bridge", rules::socket_ifname},
+      {"cross_host_p2p", "P2P/SHM edges between ranks on different hosts: host identity collision",
+       rules::cross_host_p2p},
+      {"p2p_silent_hang", "silent hang after init on P2P GPUs: IOMMU / ACS", rules::p2p_silent_hang},
+      {"selected_hca", "the one HCA NCCL selected is the one verbs calls fail on", rules::selected_hca},
+      {"rdma_state", "RDMA port state, link_downed growth, QPs in error", rules::rdma_state},
+      {"pcie_state", "PCIe link degradation, NVLink state, IOMMU and ACS", rules::pcie_state},
+      {"host_config", "memlock, peer-memory, fabric manager, RemoveIPC, firewall, name resolution, host identity",
+       rules::host_config},
+      {"rank_census", "process state and stack census: the odd rank out", rules::rank_census},
+      {"flight_recorder", "flight-recorder findings without explicit supports", rules::flight_recorder},
   };
   return rules;
 }

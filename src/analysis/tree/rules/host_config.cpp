@@ -1,0 +1,156 @@
+// Rules over host configuration evidence (host.*, gpu.fabric): limits,
+// modules, services and identities that make NCCL fail although every device
+// is healthy. Each reads documented data fields (docs/decision-tree.md) and
+// skips items whose fields are missing.
+#include <map>
+
+#include "analysis/tree/rules/rules.hpp"
+
+namespace ccdiag::rules {
+
+namespace {
+
+Hypothesis hyp(const char* cause, const Evidence* e, double w, std::string key, std::string why,
+               std::optional<Severity> finding = std::nullopt, Layer layer = Layer::system_config) {
+  Hypothesis h;
+  h.cause = cause;
+  h.culprit.host = e->subject.host;
+  h.weight = w;
+  h.evidence_key = std::move(key);
+  h.finding_ids = {"tree." + std::string(cause)};
+  h.why = std::move(why);
+  if (finding) h.derived = derived_finding("tree." + std::string(cause), layer, *finding, h.why, h.culprit, {e});
+  return h;
+}
+
+bool uses_rdma(const EvidenceSet& set) {
+  return !set.of_kind("log.net_ib").empty() || !set.of_kind("rdma.port").empty() ||
+         !set.findings_with("log.ib_").empty();
+}
+
+}  // namespace
+
+void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  // host.memlock {soft_bytes, hard_bytes}: -1 means unlimited.
+  for (const auto* e : set.of_kind("host.memlock")) {
+    if (!e->availability.is_ok()) continue;
+    const auto soft = int_field(e->data, "soft_bytes");
+    if (!soft) continue;
+    if (*soft >= 0 && *soft < (64LL << 20))
+      out.push_back(hyp("memlock_limit_too_low", e, uses_rdma(set) ? 10 : 3, "memlock",
+                        "max locked memory on " + host_name(e->subject) + " is " + std::to_string(*soft >> 10) +
+                            " KiB: RDMA registration of NCCL buffers fails",
+                        Severity::error));
+    else
+      out.push_back(hyp("memlock_limit_too_low", e, 0.1, "memlock", "memlock is unlimited or large"));
+  }
+  // host.peermem {loaded, module, dmabuf}: GPUDirect RDMA needs one of them.
+  for (const auto* e : set.of_kind("host.peermem")) {
+    if (!e->availability.is_ok()) continue;
+    const auto loaded = bool_field(e->data, "loaded");
+    if (!loaded) continue;
+    const bool dmabuf = bool_field(e->data, "dmabuf").value_or(false);
+    if (!*loaded && !dmabuf)
+      out.push_back(hyp("gpudirect_rdma_module_missing", e, uses_rdma(set) ? 10 : 2, "peermem",
+                        "no nvidia-peermem module and no dma-buf on " + host_name(e->subject), Severity::error));
+    else
+      out.push_back(hyp("gpudirect_rdma_module_missing", e, 0.1, "peermem", "GPUDirect RDMA support present"));
+  }
+  // host.fabric_manager {required (NVSwitch system), running}.
+  for (const auto* e : set.of_kind("host.fabric_manager")) {
+    if (!e->availability.is_ok()) continue;
+    const auto required = bool_field(e->data, "required"), running = bool_field(e->data, "running");
+    if (!required || !running || !*required) continue;
+    if (!*running)
+      out.push_back(hyp("fabric_manager_not_running", e, 100, "fabric_manager",
+                        "NVSwitch system " + host_name(e->subject) + " has no running nvidia-fabricmanager",
+                        Severity::critical));
+    else
+      out.push_back(hyp("fabric_manager_not_running", e, 0.1, "fabric_manager", "the fabric manager runs"));
+  }
+  // gpu.fabric {state (completed|in_progress|not_started|not_supported), status}.
+  for (const auto* e : set.of_kind("gpu.fabric")) {
+    if (!e->availability.is_ok()) continue;
+    const auto state = str_field(e->data, "state").value_or("");
+    const auto status = str_field(e->data, "status").value_or("success");
+    if (state.empty() || state == "not_supported") continue;
+    if (state != "completed" || status != "success") {
+      auto h = hyp("fabric_manager_state", e, 150, "gpu_fabric",
+                   "GPU " + e->subject.gpu.value_or("?") + " on " + host_name(e->subject) + " has fabric state " +
+                       state + " (status " + status + "): not registered with the NVLink fabric",
+                   Severity::error, Layer::system_config);
+      h.culprit.gpu = e->subject.gpu;
+      out.push_back(std::move(h));
+      break;
+    }
+  }
+  // host.logind {remove_ipc}: the default RemoveIPC=yes unlinks a user's SHM
+  // segments when their last session ends; a job started from a session that
+  // then logs out loses NCCL's /dev/shm segments.
+  for (const auto* e : set.of_kind("host.logind")) {
+    if (!e->availability.is_ok()) continue;
+    const auto r = bool_field(e->data, "remove_ipc");
+    if (!r) continue;
+    out.push_back(*r ? hyp("removeipc_deletes_shm", e, 6, "logind_removeipc",
+                           "systemd-logind RemoveIPC=yes on " + host_name(e->subject), Severity::warning)
+                     : hyp("removeipc_deletes_shm", e, 0.1, "logind_removeipc", "RemoveIPC=no"));
+  }
+  // host.firewall {input_policy, allows_ephemeral}: NCCL opens random high
+  // ports for bootstrap and sockets.
+  for (const auto* e : set.of_kind("host.firewall")) {
+    if (!e->availability.is_ok()) continue;
+    const auto allows = bool_field(e->data, "allows_ephemeral");
+    if (!allows) continue;
+    if (!*allows)
+      out.push_back(hyp("firewall_blocked_ports", e, 12, "firewall",
+                        "the firewall on " + host_name(e->subject) + " drops inbound TCP on ephemeral ports (policy " +
+                            str_field(e->data, "input_policy").value_or("?") + ")",
+                        Severity::error));
+    else
+      out.push_back(hyp("firewall_blocked_ports", e, 0.2, "firewall", "ephemeral ports open"));
+  }
+  // host.resolve {name, addr}: what the hostname resolves to.
+  for (const auto* e : set.of_kind("host.resolve")) {
+    if (!e->availability.is_ok()) continue;
+    const auto addr = str_field(e->data, "addr").value_or("");
+    if (addr.rfind("127.", 0) == 0 || addr == "::1")
+      out.push_back(hyp("hostname_resolves_to_loopback", e, set.hosts.size() >= 2 ? 20 : 6, "resolve",
+                        "hostname " + str_field(e->data, "name").value_or("?") + " of " + host_name(e->subject) +
+                            " resolves to " + addr,
+                        Severity::error));
+  }
+  // host.versions: kernel module vs user-space driver library.
+  for (const auto* e : set.of_kind("host.versions")) {
+    if (!e->availability.is_ok()) continue;
+    const auto kmod = str_field(e->data, "driver_version"), lib = str_field(e->data, "user_driver_version");
+    if (kmod && lib && !kmod->empty() && !lib->empty() && *kmod != *lib)
+      out.push_back(hyp("driver_library_mismatch", e, 100, "driver_lib:" + host_name(e->subject),
+                        "kernel module " + *kmod + " but user-space driver library " + *lib + " on " +
+                            host_name(e->subject),
+                        Severity::critical));
+  }
+  // host.identity: two hosts NCCL cannot tell apart (same hostname, or the
+  // same boot_id from a cloned image) share one host hash.
+  std::map<std::string, std::vector<const Evidence*>> by_boot, by_short;
+  for (const auto* e : set.of_kind("host.identity")) {
+    if (!e->availability.is_ok()) continue;
+    const auto hn = str_field(e->data, "hostname").value_or("");
+    const auto boot = str_field(e->data, "boot_id").value_or("");
+    if (!boot.empty()) by_boot[boot].push_back(e);
+    if (!hn.empty()) by_short[hn.substr(0, hn.find('.'))].push_back(e);
+  }
+  for (auto* groups : {&by_boot, &by_short}) {
+    for (const auto& [key, es] : *groups) {
+      if (es.size() < 2 || es[0]->subject.host == es[1]->subject.host) continue;
+      auto h = hyp("nccl_bug", es[1], 15, "host_identity_collision",
+                   "hosts " + host_name(es[0]->subject) + " and " + host_name(es[1]->subject) + " share " +
+                       (groups == &by_boot ? "boot_id " : "short hostname ") + key +
+                       ": NCCL's host hash cannot tell them apart",
+                   Severity::error, Layer::nccl);
+      out.push_back(std::move(h));
+      return;
+    }
+  }
+}
+
+}  // namespace ccdiag::rules

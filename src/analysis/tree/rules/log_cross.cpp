@@ -1,0 +1,317 @@
+// Cross-finding rules over log facts (log_facts.hpp): conclusions no single
+// line supports, drawn from what the logs show together and what they do not
+// show (an error that is absent where it would have been printed).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analysis/tree/rules/rules.hpp"
+
+namespace ccdiag::rules {
+
+namespace {
+
+bool any_causal(const EvidenceSet& set) {
+  for (const auto& f : set.findings)
+    if (is_causal_finding(f)) return true;
+  return false;
+}
+
+// Hardware/transport evidence from bundles that shows a fault (an rdma port
+// down, a QP in error, a degraded link) also counts as "an error elsewhere".
+bool any_hardware_fault(const EvidenceSet& set) {
+  for (const auto* e : set.of_kind("rdma.qp"))
+    if (e->availability.is_ok() && str_field(e->data, "state").value_or("").find("ERR") != std::string::npos) return true;
+  for (const auto* e : set.of_kind("rdma.port")) {
+    if (!e->availability.is_ok()) continue;
+    const auto st = str_field(e->data, "state").value_or("");
+    if (!st.empty() && st.find("ACTIVE") == std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string unit_of(const Subject& s) {
+  return s.host.value_or("") + "/" + (s.pid ? std::to_string(*s.pid) : std::string());
+}
+
+}  // namespace
+
+// A watchdog timeout with no error anywhere is the classic signature of a
+// code-path divergence: a rank skipped the collective (a collective in a
+// rank-0-only branch) or arrived too late. With an error elsewhere the timeout
+// is only the symptom of that error and this rule stays silent.
+void watchdog_without_error(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  const auto wd = set.findings_with("log.watchdog_timeout");
+  if (wd.empty() || any_causal(set) || any_hardware_fault(set)) return;
+  std::set<int> timed_out_ranks, seen_ranks;
+  std::optional<int64_t> timeout_ms, seq;
+  for (const auto* f : wd) {
+    if (f->subject.rank) timed_out_ranks.insert(*f->subject.rank);
+    if (auto t = int_field(f->fields, "timeout_ms")) timeout_ms = t;
+    if (f->subject.seq) seq = f->subject.seq;
+  }
+  for (const auto& f : set.findings)
+    if (f.subject.rank) seen_ranks.insert(*f.subject.rank);
+  for (const auto& e : set.evidence)
+    if (e.subject.rank) seen_ranks.insert(*e.subject.rank);
+  Subject culprit;
+  culprit.seq = seq;
+  // Ranks that are in the logs but never timed out are the ones the others
+  // waited for (they were not in the collective).
+  std::vector<int> silent;
+  for (int r : seen_ranks)
+    if (!timed_out_ranks.count(r)) silent.push_back(r);
+  if (!timed_out_ranks.empty() && silent.size() == 1) culprit.rank = silent.front();
+  const std::string where = seq ? " at SeqNum " + std::to_string(*seq) : std::string();
+  const std::vector<std::string> ids = {"log.watchdog_timeout"};
+  auto add = [&](const char* cause, double w, std::string why) {
+    Hypothesis h;
+    h.cause = cause;
+    h.culprit = culprit;
+    h.weight = w;
+    h.evidence_key = "watchdog_without_error";
+    h.finding_ids = ids;
+    h.why = std::move(why);
+    h.order = wd.front()->order;
+    out.push_back(std::move(h));
+  };
+  // A short timeout (< 2 min) is more likely too short for a legitimate
+  // step than a rank that never arrives.
+  if (timeout_ms && *timeout_ms < 120000) {
+    add("straggler_or_timeout_too_short", 30,
+        "watchdog timeout after only " + std::to_string(*timeout_ms / 1000) + " s with no error on any rank");
+    add("rank_skips_collective", 4, "watchdog timeout with no error on any rank" + where);
+    return;
+  }
+  add("rank_skips_collective", 20,
+      "watchdog timeout" + where + " with no error, exception or hardware fault on any rank: ranks disagree on "
+      "which collectives to run (a collective skipped by some ranks)");
+  add("straggler_or_timeout_too_short", 6, "watchdog timeout with no error: a rank may arrive late");
+  add("rank_stuck_in_host_code", 3, "watchdog timeout with no error: a rank may be stuck in its own code");
+}
+
+// NCCL_SOCKET_IFNAME set, but no "Bootstrap : Using <if>:<ip>" line from that
+// process: the filter matched no interface. And a bootstrap on a container
+// bridge while other hosts use a routable interface.
+void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  std::set<std::string> with_bootstrap;
+  std::map<std::string, std::string> bootstrap_if;  // unit -> ifname
+  for (const auto* e : set.of_kind("log.bootstrap")) {
+    with_bootstrap.insert(unit_of(e->subject));
+    bootstrap_if[e->subject.host.value_or("")] = str_field(e->data, "ifname").value_or("");
+  }
+  for (const auto* e : set.of_kind("log.nccl_env")) {
+    if (str_field(e->data, "name") != "NCCL_SOCKET_IFNAME") continue;
+    if (with_bootstrap.count(unit_of(e->subject))) continue;
+    Hypothesis h;
+    h.cause = "wrong_network_interface";
+    h.culprit.host = e->subject.host;
+    if (e->subject.rank) h.culprit.rank = e->subject.rank;
+    h.culprit.nic = str_field(e->data, "value");
+    h.weight = 8;
+    h.evidence_key = "ifname_without_bootstrap";
+    h.finding_ids = {"tree.ifname_without_bootstrap"};
+    h.why = "NCCL_SOCKET_IFNAME=" + str_field(e->data, "value").value_or("") + " on " + host_name(e->subject) +
+            " but NCCL never logged a bootstrap interface: no interface matches";
+    h.derived = derived_finding("tree.ifname_without_bootstrap", Layer::system_config, Severity::error, h.why,
+                                h.culprit, {e});
+    h.order = e->provenance.line;
+    out.push_back(std::move(h));
+    break;  // one piece of evidence, however many ranks print it
+  }
+  // Container bridges and libvirt networks are not routable between hosts.
+  if (bootstrap_if.size() >= 2) {
+    for (const auto* e : set.of_kind("log.bootstrap")) {
+      const auto ifname = str_field(e->data, "ifname").value_or("");
+      const auto addr = str_field(e->data, "addr").value_or("");
+      const bool bridge = ifname.rfind("docker", 0) == 0 || ifname.rfind("virbr", 0) == 0 ||
+                          ifname.rfind("cni", 0) == 0 || ifname.rfind("br-", 0) == 0 || addr.rfind("172.17.", 0) == 0;
+      if (!bridge) continue;
+      Hypothesis h;
+      h.cause = "wrong_network_interface";
+      h.culprit.host = e->subject.host;
+      h.culprit.nic = ifname;
+      h.weight = 60;
+      h.evidence_key = "bootstrap_on_bridge";
+      h.finding_ids = {"tree.bootstrap_on_bridge"};
+      h.why = host_name(e->subject) + " bootstraps on " + ifname + " (" + addr +
+              "), a host-local bridge other hosts cannot reach";
+      h.derived = derived_finding("tree.bootstrap_on_bridge", Layer::system_config, Severity::error, h.why, h.culprit, {e});
+      out.push_back(std::move(h));
+      break;
+    }
+  }
+}
+
+// P2P/IPC or SHM is only possible inside one host. An intra-node edge between
+// ranks on different hosts means NCCL believed they share a host: a host
+// identity collision (hostnames with the same short prefix, cloned boot_id)
+// or a topology misdetection.
+void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  const auto edges = set.of_kind("log.channel_edge");
+  if (edges.empty()) return;
+  std::map<int, std::set<int>> devs_of_rank;
+  std::map<int, std::string> host_of_rank;
+  std::set<int> all_devs;
+  for (const auto* e : edges) {
+    const auto fr = int_field(e->data, "from_rank"), fd = int_field(e->data, "from_dev");
+    const auto tr = int_field(e->data, "to_rank"), td = int_field(e->data, "to_dev");
+    if (!fr || !fd || !tr || !td) continue;
+    devs_of_rank[static_cast<int>(*fr)].insert(static_cast<int>(*fd));
+    devs_of_rank[static_cast<int>(*tr)].insert(static_cast<int>(*td));
+    all_devs.insert(static_cast<int>(*fd));
+    all_devs.insert(static_cast<int>(*td));
+    if (e->subject.host) host_of_rank[static_cast<int>(*fr)] = *e->subject.host;
+  }
+  std::map<int, std::set<int>> ranks_of_dev;
+  for (const auto& [r, ds] : devs_of_rank)
+    for (int d : ds) ranks_of_dev[d].insert(r);
+  // Ranks that log edges are local to the host that logged them; a peer that
+  // never logs there and shares a device ordinal with a local rank is remote.
+  std::map<std::string, std::set<int>> local_ranks;
+  for (const auto* e : edges)
+    if (auto fr = int_field(e->data, "from_rank")) local_ranks[e->subject.host.value_or("")].insert(static_cast<int>(*fr));
+  auto remote_peer = [&](const Evidence* e) {
+    const auto& local = local_ranks[e->subject.host.value_or("")];
+    const int tr = static_cast<int>(*int_field(e->data, "to_rank"));
+    const int td = static_cast<int>(*int_field(e->data, "to_dev"));
+    if (local.count(tr)) return false;
+    for (int r : ranks_of_dev[td])
+      if (r != tr && local.count(r)) return true;
+    return false;
+  };
+  std::vector<const Evidence*> ordered;
+  for (const auto* e : edges)
+    if (int_field(e->data, "to_rank") && int_field(e->data, "to_dev") && remote_peer(e)) ordered.push_back(e);
+  for (const auto* e : edges)
+    if (std::find(ordered.begin(), ordered.end(), e) == ordered.end()) ordered.push_back(e);
+  for (const auto* e : ordered) {
+    const auto transport = str_field(e->data, "transport").value_or("");
+    if (transport.rfind("P2P", 0) != 0 && transport.rfind("SHM", 0) != 0) continue;
+    const int fr = static_cast<int>(*int_field(e->data, "from_rank"));
+    const int tr = static_cast<int>(*int_field(e->data, "to_rank"));
+    const int td = static_cast<int>(*int_field(e->data, "to_dev"));
+    bool proven = host_of_rank.count(fr) && host_of_rank.count(tr) && host_of_rank[fr] != host_of_rank[tr];
+    // Processes that see several GPUs (distinct device ordinals) and two ranks
+    // on the same ordinal: those two ranks cannot be on one host.
+    const bool inferred = all_devs.size() > 1 && ranks_of_dev[td].size() > 1;
+    if (!proven && !inferred) continue;
+    Hypothesis h;
+    h.cause = "nccl_bug";
+    h.culprit.host = e->subject.host;
+    h.culprit.rank = fr;
+    h.weight = proven ? 100 : 80;
+    h.evidence_key = "cross_host_p2p";
+    h.finding_ids = {"tree.cross_host_p2p"};
+    std::string others;
+    for (int r : ranks_of_dev[td])
+      if (r != tr) others += (others.empty() ? "" : ",") + std::to_string(r);
+    h.why = "rank " + std::to_string(fr) + " reaches rank " + std::to_string(tr) + " via " + transport +
+            (proven ? " although they run on different hosts"
+                    : " although rank " + std::to_string(tr) + " uses GPU " + std::to_string(td) +
+                          " like rank(s) " + others + ": NCCL took two hosts for one (host identity collision)");
+    h.derived = derived_finding("tree.cross_host_p2p", Layer::nccl, Severity::critical, h.why, h.culprit, {e});
+    h.order = e->provenance.line;
+    Hypothesis t = h;
+    t.cause = "pcie_topology_misdetected";
+    t.weight = 10;
+    t.derived.reset();
+    out.push_back(std::move(h));
+    out.push_back(std::move(t));
+    return;  // one edge proves it
+  }
+}
+
+// A silent hang right after init on GPUs that use P2P: NCCL selected P2P (the
+// driver says peers can access each other), init completed, no WARN, no
+// error, and no collective ever completed. Peer writes that never land are
+// what IOMMU DMA remapping or PCIe ACS redirection do; host.iommu and
+// pcie.acs evidence, when present, separate them.
+void p2p_silent_hang(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  bool p2p = false, mixed = false;
+  std::set<int> p2p_devs;
+  for (const auto* e : set.of_kind("log.peer_access")) {
+    if (bool_field(e->data, "can").value_or(false)) {
+      p2p = true;
+      p2p_devs.insert(static_cast<int>(int_field(e->data, "from_dev").value_or(-1)));
+      p2p_devs.insert(static_cast<int>(int_field(e->data, "to_dev").value_or(-1)));
+    } else {
+      mixed = true;
+    }
+  }
+  for (const auto* e : set.of_kind("log.channel_edge"))
+    if (str_field(e->data, "transport").value_or("").rfind("P2P", 0) == 0) p2p = true;
+  if (!p2p) return;
+  bool init = false, results = false;
+  const Evidence* where = nullptr;
+  for (const auto* e : set.of_kind("log.init")) {
+    const auto what = str_field(e->data, "what").value_or("");
+    if (what == "results") results = true;
+    else init = true, where = e;
+  }
+  if (!init || results || any_causal(set) || any_hardware_fault(set)) return;
+  // WARNs that only say an optional library is absent do not break P2P.
+  for (const auto* e : set.of_kind("log.warn")) {
+    const auto t = str_field(e->data, "text").value_or("");
+    if (t.find("Failed to open libibverbs") == std::string::npos && t.find("NET/Plugin") == std::string::npos)
+      return;
+  }
+  Subject culprit;
+  culprit.host = where->subject.host;
+  std::string gpus;
+  for (int d : p2p_devs)
+    if (d >= 0) gpus += (gpus.empty() ? "" : ",") + std::to_string(d);
+  if (!gpus.empty()) culprit.gpu = gpus;
+  const std::string why = "init completed with P2P between GPUs " + (gpus.empty() ? std::string("?") : gpus) +
+                          ", then no collective completed and no NCCL WARN or error: peer writes are not arriving";
+  auto add = [&](const char* cause, double w, const char* key, std::string text, bool with_finding) {
+    Hypothesis h;
+    h.cause = cause;
+    h.culprit = culprit;
+    h.weight = w;
+    h.evidence_key = key;
+    h.finding_ids = {"tree.p2p_silent_hang"};
+    h.why = std::move(text);
+    if (with_finding)
+      h.derived = derived_finding("tree.p2p_silent_hang", Layer::hardware, Severity::error, why, culprit, {where});
+    h.order = where->provenance.line;
+    out.push_back(std::move(h));
+  };
+  // IOMMU first: DMA remapping is on by default on many distributions and
+  // silently drops peer writes (NVIDIA/nccl#257); ACS is the alternative the
+  // next steps separate (lspci ACSCtl).
+  add("iommu_blocks_p2p", 40, "p2p_silent_hang", why, true);
+  add("pcie_acs_p2p_blocked", 12, "p2p_silent_hang", why, false);
+  add("gpu_driver_p2p_bug", 4, "p2p_silent_hang", why, false);
+  if (mixed) {
+    const std::string t = "some GPU pairs cannot access each other: the GPUs sit behind different PCIe switches / "
+                          "root ports, P2P runs through the switches";
+    add("iommu_blocks_p2p", 2, "p2p_split_topology", t, false);
+    add("pcie_acs_p2p_blocked", 2, "p2p_split_topology", t, false);
+  }
+}
+
+// The HCA a verbs failure is about is the one NCCL selected: when a process
+// selected exactly one, it is the culprit NIC.
+void selected_hca(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  const auto fails = set.findings_with("log.ibv_enodev");
+  if (fails.empty()) return;
+  for (const auto* e : set.of_kind("log.net_ib")) {
+    const auto& devs = e->data.value("devices", nlohmann::json::array());
+    if (devs.size() != 1 || !devs[0].is_object()) continue;
+    Hypothesis h;
+    h.cause = "unusable_hca_selected";
+    h.culprit.host = e->subject.host;
+    h.culprit.nic = devs[0].value("nic", "");
+    h.culprit.port = devs[0].value("port", 1);
+    h.weight = 2;
+    h.evidence_key = "single_hca_selected";
+    h.finding_ids = {"log.ibv_enodev"};
+    h.why = "NCCL selected only " + *h.culprit.nic + " (" + devs[0].value("link", "") + ") and verbs calls on it "
+            "fail with ENODEV";
+    out.push_back(std::move(h));
+    return;
+  }
+}
+
+}  // namespace ccdiag::rules

@@ -1,0 +1,50 @@
+// Multi-pattern matcher over blocks of log lines.
+//
+// Chosen by measurement (bench/logs, docs/logs.md): Hyperscan scans a whole
+// block against every signature at once as a prefilter, then RE2 confirms
+// each candidate line and extracts the named fields. Without Hyperscan
+// (non-x86 builds) RE2::Set prefilters line by line. std::regex was far too
+// slow to consider.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "ccdiag/result.hpp"
+#include "collectors/logs/signature.hpp"
+
+namespace ccdiag::logs {
+
+struct Hit {
+  size_t line_begin;  // offset of the line's first byte in the block
+  size_t line_end;    // offset of its '\n' (or the block end)
+  unsigned sig;       // index into the signature vector
+};
+
+class Matcher {
+ public:
+  // Compiles every signature; a pattern the engine rejects is an error naming the signature.
+  static Result<std::unique_ptr<Matcher>> compile(const std::vector<Signature>& sigs);
+  ~Matcher();
+
+  // Candidate (line, signature) pairs in `block`, ordered by line then
+  // signature; each pair at most once. Candidates are a superset of real
+  // matches: confirm with RE2 before use.
+  void scan(std::string_view block, std::vector<Hit>& hits) const;
+
+  const char* engine() const;
+
+ private:
+  Matcher() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The expression the prefilter compiles for a signature pattern: named groups
+// made non-capturing, a leading '^' and trailing "$"/".*" dropped (the
+// prefilter only has to find the line; RE2 applies the exact pattern).
+std::string prefilter_expression(const std::string& pattern);
+
+}  // namespace ccdiag::logs

@@ -1,0 +1,107 @@
+#include "collectors/logs/reader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+namespace ccdiag::logs {
+
+struct LogReader::Impl {
+  gzFile gz = nullptr;
+  ~Impl() {
+    if (gz) gzclose(gz);
+  }
+};
+
+bool looks_binary(std::string_view head) {
+  head = head.substr(0, 64 * 1024);
+  if (head.empty()) return false;
+  size_t ctrl = 0;
+  for (unsigned char c : head) {
+    if (c == 0) return true;
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b && c != '\f' && c != '\b') ++ctrl;
+  }
+  return ctrl * 10 > head.size();
+}
+
+Result<std::unique_ptr<LogReader>> LogReader::open(const std::string& path, const std::string& shown,
+                                                   size_t block_bytes) {
+  int fd = path == "-" ? dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(std::string("cannot open: ") + std::strerror(errno), shown);
+  // Peek at the magic to report "compressed" (gzread is transparent for plain data).
+  unsigned char magic[2] = {0, 0};
+  if (path != "-") {
+    if (pread(fd, magic, 2, 0) < 0) {
+      const int e = errno;
+      close(fd);
+      return make_error(std::string("cannot read: ") + std::strerror(e), shown);
+    }
+  }
+  gzFile gz = gzdopen(fd, "rb");
+  if (!gz) {
+    close(fd);
+    return make_error("cannot open (zlib)", shown);
+  }
+  gzbuffer(gz, 1u << 20);
+  std::unique_ptr<LogReader> r(new LogReader());
+  r->impl_ = std::make_unique<Impl>();
+  r->impl_->gz = gz;
+  r->shown_ = shown;
+  r->block_ = block_bytes < 4096 ? 4096 : block_bytes;
+  r->buf_.resize(r->block_);
+  r->compressed_ = magic[0] == 0x1f && magic[1] == 0x8b;
+  return r;
+}
+
+LogReader::~LogReader() = default;
+
+Result<std::string_view> LogReader::next() {
+  // Move the unconsumed tail (a partial line) to the front.
+  if (consumed_ > 0) {
+    const size_t tail = carry_ - consumed_;
+    if (tail > 0) std::memmove(buf_.data(), buf_.data() + consumed_, tail);
+    carry_ = tail;
+    consumed_ = 0;
+  }
+  while (!eof_ && carry_ < buf_.size()) {
+    const int n = gzread(impl_->gz, buf_.data() + carry_, static_cast<unsigned>(buf_.size() - carry_));
+    if (n < 0) {
+      int code = 0;
+      const char* msg = gzerror(impl_->gz, &code);
+      return make_error(std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno) : msg), shown_);
+    }
+    if (n == 0) {
+      eof_ = true;
+      break;
+    }
+    carry_ += static_cast<size_t>(n);
+    bytes_ += static_cast<size_t>(n);
+  }
+  if (!checked_ && (carry_ >= 65536 || eof_)) {
+    checked_ = true;
+    if (looks_binary(std::string_view(buf_.data(), carry_)))
+      return make_error("binary data, not a text log", shown_, "pass NCCL / PyTorch / kernel text logs (.log or .gz)");
+  }
+  if (carry_ == 0) return std::string_view{};
+  std::string_view all(buf_.data(), carry_);
+  if (eof_) {
+    consumed_ = carry_;
+    return all;
+  }
+  const size_t nl = all.rfind('\n');
+  if (nl == std::string_view::npos) {
+    if (carry_ < buf_.size()) {  // keep reading: the line continues
+      consumed_ = 0;
+      return next();
+    }
+    ++overlong_;  // a single line fills the block: cut it here
+    consumed_ = carry_;
+    return all;
+  }
+  consumed_ = nl + 1;
+  return all.substr(0, nl + 1);
+}
+
+}  // namespace ccdiag::logs

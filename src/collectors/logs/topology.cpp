@@ -1,0 +1,354 @@
+#include "collectors/logs/topology.hpp"
+
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace ccdiag::logs {
+
+namespace {
+constexpr size_t kMaxEdges = 512;
+constexpr size_t kMaxRings = 32;
+
+std::string s(const nlohmann::json& f, const char* k) {
+  if (!f.contains(k)) return {};
+  return f[k].is_string() ? f[k].get<std::string>() : f[k].dump();
+}
+std::optional<int> i(const nlohmann::json& f, const char* k) {
+  if (!f.contains(k)) return std::nullopt;
+  if (f[k].is_number_integer()) return f[k].get<int>();
+  try {
+    return std::stoi(f[k].get<std::string>());
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+std::string busid_to_bdf(const std::string& hex) {
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(hex, nullptr, 16);
+  } catch (...) {
+    return hex;
+  }
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", v >> 20, (v >> 12) & 0xff, (v >> 4) & 0xff, v & 0xf);
+}
+
+TopoKind topo_kind(const std::string& id) {
+  static const std::map<std::string, TopoKind> k{
+      {"nccl.info.version", TopoKind::version},       {"nccl.info.cuda_driver", TopoKind::cuda_driver},
+      {"nccl.info.bootstrap", TopoKind::bootstrap},   {"nccl.info.env", TopoKind::env},
+      {"nccl.info.ib_using", TopoKind::ib_using},     {"nccl.info.socket_using", TopoKind::socket_using},
+      {"nccl.info.network", TopoKind::network},       {"nccl.info.nranks", TopoKind::nranks},
+      {"nccl.info.comm_init", TopoKind::comm_init},   {"nccl.info.nodes", TopoKind::nodes},
+      {"nccl.info.transport", TopoKind::transport},   {"nccl.info.ring", TopoKind::ring}};
+  auto it = k.find(id);
+  if (it != k.end()) return it->second;
+  return id.rfind("nccl.info.", 0) == 0 ? TopoKind::other : TopoKind::none;
+}
+
+void TopologyBuilder::add(const std::string& key, const std::string& host, std::optional<int64_t> pid,
+                          std::optional<int> rank, std::optional<int> dev, TopoKind kind, const nlohmann::json& f,
+                          const std::string& source) {
+  // Lines of one process come in runs: skip the map lookup for the same key.
+  if (!last_ || last_->key != key) last_ = &procs_[key];
+  auto& p = *last_;
+  if (p.key.empty()) {
+    p.key = key;
+    p.host = host;
+    p.pid = pid;
+    p.source = source;
+  }
+  if (rank && !p.launcher_rank) p.launcher_rank = rank;
+  if (dev) p.devs.insert(*dev);
+  ++p.info_lines;
+  if (kind == TopoKind::version) {
+    p.version = s(f, "version") + s(f, "version_suffix");
+    p.cuda = s(f, "cuda");
+  } else if (kind == TopoKind::cuda_driver) {
+    p.driver = s(f, "driver");
+  } else if (kind == TopoKind::bootstrap) {
+    p.bootstrap = s(f, "ifaces");
+  } else if (kind == TopoKind::env) {
+    p.env[s(f, "var")] = s(f, "value");
+  } else if (kind == TopoKind::ib_using) {
+    p.ib_using = s(f, "nics");
+  } else if (kind == TopoKind::socket_using) {
+    p.socket_using = s(f, "ifaces");
+  } else if (kind == TopoKind::network) {
+    p.network = s(f, "net");
+  } else if (kind == TopoKind::nranks) {
+    p.nranks_legacy = i(f, "nranks");
+  } else if (kind == TopoKind::comm_init) {
+    const std::string ptr = s(f, "comm_ptr");
+    const int r = i(f, "rank").value_or(-1);
+    CommInit* c = nullptr;
+    for (auto& x : p.comms)
+      if (x.ptr == ptr && x.rank == r) c = &x;
+    if (!c) {
+      p.comms.push_back(CommInit{});
+      c = &p.comms.back();
+      c->ptr = ptr;
+      c->rank = r;
+    }
+    c->nranks = i(f, "nranks").value_or(0);
+    c->cuda_dev = i(f, "cuda_dev").value_or(-1);
+    c->nvml_dev = i(f, "nvml_dev");
+    c->busid = s(f, "busid");
+    if (f.contains("comm_id")) c->comm_id = "0x" + s(f, "comm_id");
+    if (s(f, "phase") == "COMPLETE") c->complete = true;
+  } else if (kind == TopoKind::nodes) {
+    const std::string ptr = s(f, "comm_ptr");
+    CommInit* c = nullptr;
+    for (auto& x : p.comms)
+      if (x.ptr == ptr) c = &x;
+    if (!c) {
+      p.comms.push_back(CommInit{});
+      c = &p.comms.back();
+      c->ptr = ptr;
+      c->rank = i(f, "rank").value_or(-1);
+      c->nranks = i(f, "nranks").value_or(0);
+    }
+    c->nnodes = i(f, "nnodes");
+    c->local_ranks = i(f, "local_ranks");
+    c->local_rank = i(f, "local_rank");
+  } else if (kind == TopoKind::transport) {
+    if (p.edges.size() >= kMaxEdges) return;  // full: skip the formatting cost of every later channel line
+    TransportEdge e{i(f, "from_rank").value_or(-1), i(f, "to_rank").value_or(-1), s(f, "from_dev"), s(f, "to_dev"),
+                    s(f, "transport")};
+    const std::string k = fmt::format("{}[{}]->{}[{}] {}", e.from_rank, e.from_dev, e.to_rank, e.to_dev, e.transport);
+    if (p.edges.size() < kMaxEdges && p.edge_keys.insert(k).second) p.edges.push_back(std::move(e));
+  } else if (kind == TopoKind::ring) {
+    if (p.rings.size() < kMaxRings) p.rings.push_back(s(f, "ring_ranks"));
+  }
+}
+
+std::optional<int> TopologyBuilder::rank_of(const std::string& key, std::optional<int> dev) const {
+  auto it = procs_.find(key);
+  if (it == procs_.end()) return std::nullopt;
+  const CommInit* best = nullptr;
+  for (const auto& c : it->second.comms) {
+    if (c.rank < 0) continue;
+    if (dev && c.cuda_dev >= 0 && c.cuda_dev != *dev) continue;
+    if (!best || c.nranks > best->nranks) best = &c;
+  }
+  if (best) return best->rank;
+  return it->second.launcher_rank;
+}
+
+std::optional<std::string> TopologyBuilder::bdf_of(const std::string& key, std::optional<int> dev) const {
+  auto it = procs_.find(key);
+  if (it == procs_.end()) return std::nullopt;
+  for (const auto& c : it->second.comms)
+    if (!c.busid.empty() && (!dev || c.cuda_dev == *dev)) return busid_to_bdf(c.busid);
+  return std::nullopt;
+}
+
+std::optional<std::string> TopologyBuilder::host_of_rank(int rank) const {
+  std::optional<std::string> host;
+  for (const auto& [k, p] : procs_)
+    for (const auto& c : p.comms)
+      if (c.rank == rank && !p.host.empty()) {
+        if (host && *host != p.host) return std::nullopt;  // ranks of several comms: ambiguous
+        host = p.host;
+      }
+  return host;
+}
+
+std::vector<Evidence> TopologyBuilder::evidence() const {
+  std::vector<Evidence> out;
+  for (const auto& [key, p] : procs_) {
+    Subject subj;
+    if (!p.host.empty()) subj.host = p.host;
+    if (p.pid) subj.pid = *p.pid;
+    if (auto r = rank_of(key, std::nullopt)) subj.rank = *r;
+    nlohmann::json comms = nlohmann::json::array();
+    for (const auto& c : p.comms) {
+      nlohmann::json j{{"comm", c.ptr}, {"rank", c.rank}, {"nranks", c.nranks}, {"cuda_dev", c.cuda_dev},
+                       {"init_complete", c.complete}};
+      if (c.nvml_dev) j["nvml_dev"] = *c.nvml_dev;
+      if (!c.busid.empty()) j["bus_id"] = busid_to_bdf(c.busid);
+      if (!c.comm_id.empty()) j["comm_hash"] = c.comm_id;
+      if (c.nnodes) j["nnodes"] = *c.nnodes;
+      if (c.local_ranks) j["local_ranks"] = *c.local_ranks;
+      if (c.local_rank) j["local_rank"] = *c.local_rank;
+      comms.push_back(j);
+    }
+    nlohmann::json edges = nlohmann::json::array();
+    for (const auto& e : p.edges)
+      edges.push_back({{"from", e.from_rank}, {"to", e.to_rank}, {"from_dev", e.from_dev}, {"to_dev", e.to_dev},
+                       {"transport", e.transport}});
+    Evidence t;
+    t.kind = "nccl.topology";
+    t.subject = subj;
+    t.provenance.source = p.source;
+    t.data = {{"process", key},   {"comms", comms},         {"network", p.network}, {"nics", p.ib_using},
+              {"socket_interfaces", p.socket_using}, {"bootstrap", p.bootstrap}, {"env", p.env},
+              {"transports", edges}, {"rings", p.rings}};
+    out.push_back(std::move(t));
+    if (!p.version.empty() || !p.driver.empty()) {
+      Evidence v;
+      v.kind = "nccl.version";
+      v.subject = subj;
+      v.provenance.source = p.source;
+      v.data = {{"version", p.version}, {"cuda", p.cuda}, {"cuda_driver", p.driver}};
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+namespace {
+Finding make(const std::string& id, Layer l, Severity sev, FindingRole role, std::string summary) {
+  Finding f;
+  f.id = id;
+  f.layer = l;
+  f.severity = sev;
+  f.role = role;
+  f.summary = std::move(summary);
+  return f;
+}
+std::string who(const ProcessTopology& p) {
+  return p.pid ? p.host + ":" + std::to_string(*p.pid) : p.source;
+}
+}  // namespace
+
+std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
+  std::vector<Finding> out;
+  // Version / driver / env skew across processes.
+  std::map<std::string, std::vector<std::string>> versions, drivers;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> env;  // var -> value -> procs
+  size_t with_env = 0;
+  for (const auto& [k, p] : procs_) {
+    if (!p.version.empty()) versions[p.version].push_back(who(p));
+    if (!p.driver.empty()) drivers[p.driver].push_back(who(p));
+    if (!p.env.empty()) ++with_env;
+    for (const auto& [var, val] : p.env) env[var][val].push_back(who(p));
+  }
+  if (versions.size() > 1) {
+    std::string list;
+    for (const auto& [v, ps] : versions) list += (list.empty() ? "" : ", ") + v + " (" + std::to_string(ps.size()) + " processes)";
+    auto f = make("logs.nccl_version_skew", Layer::nccl, Severity::error, FindingRole::primary,
+                  "NCCL versions differ across processes: " + list);
+    f.fields["versions"] = versions;
+    f.supports.push_back({"nccl_version_mismatch", 40});
+    out.push_back(std::move(f));
+  }
+  if (drivers.size() > 1) {
+    auto f = make("logs.cuda_driver_skew", Layer::system_config, Severity::warning, FindingRole::primary,
+                  "CUDA driver versions differ across processes");
+    f.fields["drivers"] = drivers;
+    f.supports.push_back({"driver_library_mismatch", 3});
+    f.supports.push_back({"nccl_version_mismatch", 1.5});
+    out.push_back(std::move(f));
+  }
+  for (const auto& [var, vals] : env) {
+    size_t procs = 0;
+    for (const auto& [v, ps] : vals) procs += ps.size();
+    if (vals.size() > 1 || (with_env > 1 && procs < with_env && procs > 0)) {
+      auto f = make("logs.nccl_env_skew", Layer::system_config, Severity::warning, FindingRole::primary,
+                    var + " differs across processes (" + std::to_string(vals.size()) + " values, set on " +
+                        std::to_string(procs) + " of " + std::to_string(with_env) + ")");
+      f.fields["var"] = var;
+      f.fields["values"] = vals;
+      f.supports.push_back({"nccl_config_error", 3});
+      out.push_back(std::move(f));
+    }
+  }
+  // NCCL_SOCKET_IFNAME set but no "Bootstrap : Using" line from that process.
+  for (const auto& [k, p] : procs_) {
+    auto it = p.env.find("NCCL_SOCKET_IFNAME");
+    if (it == p.env.end() || !p.bootstrap.empty() || !any_error) continue;
+    auto f = make("logs.socket_ifname_without_bootstrap", Layer::system_config, Severity::error, FindingRole::primary,
+                  "NCCL_SOCKET_IFNAME=" + it->second + " is set but no 'Bootstrap : Using <if>' line follows on " +
+                      who(p) + ": the interface was not found on this host");
+    if (!p.host.empty()) f.subject.host = p.host;
+    if (p.pid) f.subject.pid = *p.pid;
+    if (p.launcher_rank) f.subject.rank = *p.launcher_rank;
+    f.provenance.push_back(Provenance{p.source, std::nullopt, "NCCL_SOCKET_IFNAME set to " + it->second});
+    f.fields = {{"NCCL_SOCKET_IFNAME", it->second}};
+    f.supports.push_back({"wrong_network_interface", 10});
+    out.push_back(std::move(f));
+  }
+  // P2P/IPC between ranks on different hosts: every P2P edge logged on host H
+  // means NCCL placed both ends on H; two ranks with one device index on H, or
+  // a rank seen on another host, contradict that.
+  std::map<std::string, std::map<std::string, std::set<int>>> on_host;  // host -> dev -> ranks
+  std::map<int, std::set<std::string>> rank_hosts;
+  std::vector<std::pair<const ProcessTopology*, const TransportEdge*>> p2p;
+  for (const auto& [k, p] : procs_) {
+    for (const auto& c : p.comms)
+      if (c.rank >= 0 && !p.host.empty()) {
+        rank_hosts[c.rank].insert(p.host);
+        on_host[p.host][std::to_string(c.nvml_dev.value_or(c.cuda_dev))].insert(c.rank);
+      }
+    for (const auto& e : p.edges) {
+      if (e.transport.rfind("P2P", 0) != 0 || p.host.empty()) continue;
+      on_host[p.host][e.from_dev].insert(e.from_rank);
+      on_host[p.host][e.to_dev].insert(e.to_rank);
+      p2p.emplace_back(&p, &e);
+    }
+  }
+  const ProcessTopology* bad_p = nullptr;
+  const TransportEdge* bad_e = nullptr;
+  std::set<int> clash_best;
+  for (const auto& [pp, e] : p2p) {
+    bool conflict = false;
+    std::set<int> clash;
+    for (const auto& [dev, ranks] : on_host[pp->host])
+      if (ranks.size() > 1 && (ranks.count(e->to_rank) || ranks.count(e->from_rank))) {
+        conflict = true;
+        clash.insert(ranks.begin(), ranks.end());
+      }
+    auto rh = rank_hosts.find(e->to_rank);
+    if (rh != rank_hosts.end() && !rh->second.count(pp->host)) conflict = true;
+    // Of the edges touching a clash, the widest jump in rank numbers is the one
+    // that crosses the node boundary (ranks are numbered node by node).
+    if (conflict && (!bad_e || std::abs(e->to_rank - e->from_rank) > std::abs(bad_e->to_rank - bad_e->from_rank))) {
+      bad_p = pp;
+      bad_e = e;
+      clash_best = clash;
+    }
+  }
+  if (bad_e) {
+    const auto* pp = bad_p;
+    const auto* e = bad_e;
+    auto f = make("logs.p2p_edge_across_hosts", Layer::nccl, Severity::critical, FindingRole::primary,
+                  fmt::format("'{}[{}] -> {}[{}] via {}' logged on {} connects ranks that cannot share a host "
+                              "(CUDA IPC across nodes): NCCL sees several nodes as one host",
+                              e->from_rank, e->from_dev, e->to_rank, e->to_dev, e->transport, pp->host));
+    f.subject.host = pp->host;
+    f.subject.rank = e->from_rank;
+    f.fields = {{"from_rank", e->from_rank}, {"to_rank", e->to_rank}, {"transport", e->transport},
+                {"ranks_sharing_device", clash_best}};
+    f.provenance.push_back(Provenance{pp->source, std::nullopt,
+                                      fmt::format("{}[{}] -> {}[{}] via {}", e->from_rank, e->from_dev, e->to_rank,
+                                                  e->to_dev, e->transport)});
+    f.supports.push_back({"nccl_bug", 40});
+    out.push_back(std::move(f));
+  }
+  // nNodes below the number of hosts the ranks run on.
+  std::map<int, std::pair<int, std::set<std::string>>> by_size;  // nranks -> (max nNodes, hosts)
+  for (const auto& [k, p] : procs_)
+    for (const auto& c : p.comms)
+      if (c.nranks > 0) {
+        auto& e = by_size[c.nranks];
+        if (c.nnodes) e.first = std::max(e.first, *c.nnodes);
+        if (!p.host.empty()) e.second.insert(p.host);
+      }
+  for (const auto& [n, e] : by_size) {
+    if (e.first <= 0 || static_cast<size_t>(e.first) >= e.second.size()) continue;
+    auto f = make("logs.nnodes_below_hosts", Layer::nccl, Severity::error, FindingRole::primary,
+                  fmt::format("NCCL reports nNodes {} for a {}-rank communicator, but its ranks log from {} hosts: "
+                              "host identities collide (hostname prefix / NCCL_HOSTID)",
+                              e.first, n, e.second.size()));
+    f.fields = {{"nranks", n}, {"nnodes", e.first}, {"hosts", e.second}};
+    f.supports.push_back({"nccl_bug", 20});
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace ccdiag::logs

@@ -1,0 +1,85 @@
+// Per-process NCCL set-up rebuilt from NCCL_DEBUG=INFO lines (reference
+// nccl.md §6): version, comm init (rank, nranks, cudaDev, busId, commHash),
+// nNodes, network and NICs, bootstrap interface, NCCL_* environment,
+// transport per peer, rings. Also the findings only visible across processes
+// (version/env skew, P2P between hosts, nNodes below the host count,
+// NCCL_SOCKET_IFNAME without a bootstrap interface).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ccdiag/evidence.hpp"
+#include "ccdiag/finding.hpp"
+
+namespace ccdiag::logs {
+
+struct CommInit {
+  std::string ptr;
+  int rank = -1, nranks = 0, cuda_dev = -1;
+  std::optional<int> nvml_dev;
+  std::string busid, comm_id;
+  bool complete = false;
+  std::optional<int> nnodes, local_ranks, local_rank;
+};
+
+struct TransportEdge {
+  int from_rank = -1, to_rank = -1;
+  std::string from_dev, to_dev, transport;
+};
+
+struct ProcessTopology {
+  std::string key, host, source;
+  std::optional<int64_t> pid;
+  std::optional<int> launcher_rank;
+  std::string version, cuda, driver, bootstrap, network, ib_using, socket_using;
+  std::map<std::string, std::string> env;
+  std::vector<CommInit> comms;
+  std::vector<TransportEdge> edges;   // capped
+  std::set<std::string> edge_keys;
+  std::vector<std::string> rings;     // capped
+  std::optional<int> nranks_legacy;
+  std::set<int> devs;
+  size_t info_lines = 0;
+};
+
+// Which set-up line a signature is (decided once per signature, not per line).
+enum class TopoKind { none, version, cuda_driver, bootstrap, env, ib_using, socket_using, network, nranks,
+                      comm_init, nodes, transport, ring, other };
+TopoKind topo_kind(const std::string& signature_id);
+
+class TopologyBuilder {
+ public:
+  void add(const std::string& key, const std::string& host, std::optional<int64_t> pid, std::optional<int> rank,
+           std::optional<int> dev, TopoKind kind, const nlohmann::json& fields, const std::string& source);
+
+  // Rank of the comm on `dev` in process `key` (largest communicator first).
+  std::optional<int> rank_of(const std::string& key, std::optional<int> dev) const;
+  // "0000:1b:00.0" for the comm on `dev` (busId decoded), when known.
+  std::optional<std::string> bdf_of(const std::string& key, std::optional<int> dev) const;
+
+  // Host of the process whose comm-init line names `rank` (nullopt when none or ambiguous).
+  std::optional<std::string> host_of_rank(int rank) const;
+
+  // nccl.topology and nccl.version evidence, one per process.
+  std::vector<Evidence> evidence() const;
+  // Cross-process findings. `any_error`: some error-severity finding exists.
+  std::vector<Finding> derived(bool any_error) const;
+
+  bool empty() const { return procs_.empty(); }
+  const std::map<std::string, ProcessTopology>& processes() const { return procs_; }
+
+ private:
+  std::map<std::string, ProcessTopology> procs_;
+  ProcessTopology* last_ = nullptr;  // map nodes are stable
+};
+
+// busId integer as NCCL prints it (hex, "1b000") -> "0000:1b:00.0".
+std::string busid_to_bdf(const std::string& hex);
+
+}  // namespace ccdiag::logs

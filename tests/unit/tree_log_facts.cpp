@@ -1,0 +1,127 @@
+// The tree's log facts: structural facts and mechanism signals from NCCL,
+// PyTorch and torchrun lines as those programs print them.
+#include <catch2/catch.hpp>
+
+#include "analysis/tree/log_facts.hpp"
+
+using namespace ccdiag;
+
+namespace {
+EvidenceSet extract(const std::string& text, const std::string& host = "") {
+  EvidenceSet set;
+  extract_log_facts(text, "t.log", host, set);
+  return set;
+}
+}  // namespace
+
+TEST_CASE("log facts: NCCL init lines give version, env, bootstrap, IB devices and plugin state", "[tree][logfacts]") {
+  const auto set = extract(
+      "node1:2212:2212 [3] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens1f0\n"
+      "node1:2212:2212 [3] NCCL INFO Bootstrap : Using ens1f0:10.12.0.7<0>\n"
+      "node1:2212:2212 [3] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation\n"
+      "node1:2212:2212 [3] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+      "node1:2212:2212 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/RoCE ; OOB ens1f0:10.12.0.7<0>\n");
+  REQUIRE(set.of_kind("log.nccl_env").size() == 1);
+  CHECK(set.of_kind("log.nccl_env")[0]->data["value"] == "ens1f0");
+  CHECK(set.of_kind("log.nccl_env")[0]->subject.host == "node1");
+  CHECK(set.of_kind("log.nccl_env")[0]->subject.pid == 2212);
+  CHECK(set.of_kind("log.nccl_env")[0]->subject.gpu == "3");
+  REQUIRE(set.of_kind("log.bootstrap").size() == 1);
+  CHECK(set.of_kind("log.bootstrap")[0]->data["ifname"] == "ens1f0");
+  CHECK(set.of_kind("log.bootstrap")[0]->data["addr"] == "10.12.0.7");
+  CHECK(set.of_kind("log.net_plugin")[0]->data["state"] == "none");
+  CHECK(set.of_kind("log.nccl_version")[0]->data["version"] == "2.21.5");
+  const auto& devs = set.of_kind("log.net_ib")[0]->data["devices"];
+  REQUIRE(devs.size() == 2);
+  CHECK(devs[1]["nic"] == "mlx5_3");
+  CHECK(devs[1]["link"] == "RoCE");
+  CHECK(set.findings.empty());  // init lines are facts, not problems
+}
+
+TEST_CASE("log facts: channel edges and peer-access reports", "[tree][logfacts]") {
+  const auto set = extract("<hostA>:3728593:3730444 [6] INFO Ring 00 : 6[6] -> 10[2] via P2P/IPC\n"
+                           "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+                           "h:1:2 [0] NCCL INFO Channel 01/0 : 1[1] -> 8[0] [send] via NET/IB/0/GDRDMA\n"
+                           "Device=0 CANNOT Access Peer Device=2\n");
+  const auto edges = set.of_kind("log.channel_edge");
+  REQUIRE(edges.size() == 3);
+  CHECK(edges[0]->data["from_rank"] == 6);
+  CHECK(edges[0]->data["to_rank"] == 10);
+  CHECK(edges[0]->data["to_dev"] == 2);
+  CHECK(edges[0]->data["transport"] == "P2P/IPC");
+  CHECK(edges[2]->data["transport"] == "NET/IB/0/GDRDMA");
+  REQUIRE(set.of_kind("log.peer_access").size() == 1);
+  CHECK(set.of_kind("log.peer_access")[0]->data["can"] == false);
+}
+
+TEST_CASE("log facts: mechanism signals carry supports and the right role", "[tree][logfacts]") {
+  const auto set = extract(
+      "[2026-04-22 21:34:20] pod:202016:202235 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend "
+      "/dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)\n"
+      "pod:202016:202240 [1] misc/socket.cc:538 NCCL WARN socketProgress: Connection closed by remote peer pod<1>\n");
+  REQUIRE(set.findings.size() == 2);
+  CHECK(set.findings[0].id == "log.shm_no_space");
+  CHECK(set.findings[0].role == FindingRole::primary);
+  REQUIRE(set.findings[0].supports.size() == 1);
+  CHECK(set.findings[0].supports[0].cause == "container_shm_too_small");
+  CHECK(set.findings[0].provenance[0].line == 1);
+  CHECK(set.findings[1].id == "log.peer_gone");
+  CHECK(set.findings[1].role == FindingRole::cascade);
+  CHECK(set.findings[1].supports.empty());
+}
+
+TEST_CASE("log facts: IB completion status decides the cause; WR flush is a cascade", "[tree][logfacts]") {
+  const auto set = extract(
+      "n1:1:2 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.8<1> with status=12 "
+      "opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.7 remoteGids::ffff:10.0.0.8 hca mlx5_3\n"
+      "n2:1:2 [3] NCCL WARN NET/IB : Got completion with error 5, opcode 0, len 0, vendor err 249\n");
+  REQUIRE(set.findings.size() == 2);
+  CHECK(set.findings[0].id == "log.ib_completion_error");
+  CHECK(set.findings[0].subject.nic == "mlx5_3");
+  CHECK(set.findings[0].fields["peer"] == "10.0.0.8<1>");
+  CHECK(set.findings[0].supports[0].cause == "ib_transport_retry_exceeded");
+  CHECK(set.findings[1].id == "log.ib_completion_flushed");
+  CHECK(set.findings[1].role == FindingRole::cascade);
+}
+
+TEST_CASE("log facts: watchdog fields, repeats collapse, torchrun root-cause block", "[tree][logfacts]") {
+  const auto set = extract(
+      "[rank3]:[E1130 03:02:11.482000 2212 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=4512, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600021 ms\n"
+      "[rank3]: frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233\n"
+      "[rank3]: frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...) + 0x1d2\n"
+      "Root Cause (first observed failure):\n"
+      "  host      : node2\n"
+      "  rank      : 9 (local_rank: 1)\n"
+      "  exitcode  : -9 (pid: 48213)\n");
+  REQUIRE(set.findings.size() == 2);
+  CHECK(set.findings[0].id == "log.watchdog_timeout");
+  CHECK(set.findings[0].subject.rank == 3);
+  CHECK(set.findings[0].subject.seq == 4512);
+  CHECK(set.findings[0].fields["timeout_ms"] == 600000);
+  CHECK(set.findings[0].fields["repeats"] == 2);
+  CHECK(set.findings[1].id == "log.rank_killed");
+  CHECK(set.findings[1].subject.rank == 9);
+  CHECK(set.findings[1].subject.host == "node2");
+  CHECK(set.findings[1].supports[0].cause == "rank_process_died");
+}
+
+TEST_CASE("log facts: user exceptions vote for user_code_bug, distributed ones do not", "[tree][logfacts]") {
+  auto set = extract("[rank2]: KeyError: 'labels'\n");
+  REQUIRE(set.findings.size() == 1);
+  CHECK(set.findings[0].supports[0].cause == "user_code_bug");
+  CHECK(set.findings[0].subject.rank == 2);
+  set = extract("[rank0]: torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled system error\n");
+  for (const auto& f : set.findings) CHECK(f.id != "log.python_exception");
+}
+
+TEST_CASE("log facts: garbage, binary and huge lines never crash", "[tree][logfacts]") {
+  std::string junk(200000, 'A');
+  junk += "\n\x01\x02\xff NCCL WARN Ring 00 : 99999999999999999999[1] -> 1[1] via P2P\n";
+  junk += "NCCL version 2.\nDevice=x CAN Access Peer Device=\n  exitcode  : 99999999999999999999\n";
+  junk += std::string("\0\0\0", 3) + "\r\n";
+  EvidenceSet set;
+  REQUIRE_NOTHROW(extract_log_facts(junk, "junk.log", "", set));
+  REQUIRE_FALSE(set.of_kind("log.facts_summary").empty());
+  CHECK(set.of_kind("log.facts_summary")[0]->data["lines"] == 6);
+}

@@ -1,0 +1,172 @@
+// Rules against evidence kinds other layers produce (rdma.*, pcie.*, host.*,
+// ranks.*, stacks.*): what each field means, and that missing or mistyped
+// fields make a rule skip, never guess.
+#include <catch2/catch.hpp>
+
+#include "analysis/tree/decision_tree.hpp"
+#include "analysis/tree/rules/rules.hpp"
+#include "tree_helpers.hpp"
+
+using namespace ccdiag;
+using tree_test::ev;
+using tree_test::finding;
+
+namespace {
+std::vector<Hypothesis> run_rule(void (*rule)(const EvidenceSet&, std::vector<Hypothesis>&), const EvidenceSet& set) {
+  std::vector<Hypothesis> out;
+  rule(set, out);
+  return out;
+}
+const Hypothesis* for_cause(const std::vector<Hypothesis>& hs, const std::string& cause) {
+  for (const auto& h : hs)
+    if (h.cause == cause) return &h;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("skew audit: the minority host is the outlier; a 1-1 tie names nobody and is weaker", "[tree][rules]") {
+  EvidenceSet set;
+  for (const char* h : {"a", "b", "c"}) set.evidence.push_back(ev("host.versions", h, {{"nccl_version", "2.21.5"}}));
+  set.evidence.push_back(ev("host.versions", "d", {{"nccl_version", "2.18.3"}}));
+  set.hosts = {"a", "b", "c", "d"};
+  auto hs = run_rule(rules::skew_audit, set);
+  const auto* h = for_cause(hs, "nccl_version_mismatch");
+  REQUIRE(h);
+  CHECK(h->culprit.host == "d");
+  REQUIRE(h->derived);
+  CHECK(h->derived->fields["majority"] == "2.21.5");
+
+  EvidenceSet tie;
+  tie.evidence.push_back(ev("rdma.port", "a", {{"active_mtu", "4096"}}));
+  tie.evidence.push_back(ev("rdma.port", "b", {{"active_mtu", "1024"}}));
+  tie.hosts = {"a", "b"};
+  hs = run_rule(rules::skew_audit, tie);
+  h = for_cause(hs, "mtu_mismatch");
+  REQUIRE(h);
+  CHECK_FALSE(h->culprit.host);
+  CHECK(h->weight < 100);
+}
+
+TEST_CASE("skew audit: an NCCL_* variable set on some hosts and unset on others", "[tree][rules]") {
+  EvidenceSet set;
+  for (const char* h : {"a", "b", "c"}) {
+    auto e = ev("log.nccl_env", h, {{"name", "NCCL_SOCKET_IFNAME"}, {"value", "ens3"}});
+    set.evidence.push_back(e);
+  }
+  set.evidence.push_back(ev("log.nccl_env", "c", {{"name", "NCCL_IB_GID_INDEX"}, {"value", "0"}}));
+  set.hosts = {"a", "b", "c"};
+  const auto hs = run_rule(rules::skew_audit, set);
+  const auto* h = for_cause(hs, "roce_gid_index_mismatch");
+  REQUIRE(h);
+  CHECK(h->culprit.host == "c");
+}
+
+TEST_CASE("rdma rules: port down, link_downed growth, QPs in error; wrong types are skipped", "[tree][rules]") {
+  EvidenceSet set;
+  auto down = ev("rdma.port", "n1", {{"state", "1: DOWN"}, {"phys_state", "3: Disabled"}});
+  down.subject.nic = "mlx5_2";
+  set.evidence.push_back(down);
+  auto flap = ev("rdma.port", "n2", {{"state", "4: ACTIVE"}, {"counters_delta", {{"link_downed", 2}}}});
+  flap.subject.nic = "mlx5_0";
+  set.evidence.push_back(flap);
+  set.evidence.push_back(ev("rdma.port", "n3", {{"state", 4}, {"counters_delta", "oops"}}));
+  auto qp = ev("rdma.qp", "n4", {{"qpn", "0x10"}, {"state", "ERR"}});
+  set.evidence.push_back(qp);
+  auto unavailable = ev("rdma.qp", "n5", {{"state", "ERR"}});
+  unavailable.availability = Availability::unavailable("no RDMA netlink");
+  set.evidence.push_back(unavailable);
+  const auto hs = run_rule(rules::rdma_state, set);
+  REQUIRE(for_cause(hs, "nic_port_down"));
+  CHECK(for_cause(hs, "nic_port_down")->culprit.nic == "mlx5_2");
+  REQUIRE(for_cause(hs, "nic_link_flapping"));
+  CHECK(for_cause(hs, "nic_link_flapping")->weight >= 20);
+  REQUIRE(for_cause(hs, "qp_error_state"));
+  CHECK(for_cause(hs, "qp_error_state")->culprit.host == "n4");
+}
+
+TEST_CASE("pcie rules: degraded link; IOMMU and ACS argue for and against P2P blockers", "[tree][rules]") {
+  EvidenceSet set;
+  set.evidence.push_back(ev("pcie.link", "n1", {{"bdf", "0000:ca:00.0"}, {"device", "gpu"}, {"current_speed", "8.0 GT/s PCIe"},
+                                               {"max_speed", "32.0 GT/s PCIe"}, {"current_width", 8}, {"max_width", 16}}));
+  set.evidence.push_back(ev("pcie.link", "n1", {{"current_speed", "Unknown"}, {"max_speed", "Unknown"}}));
+  set.evidence.push_back(ev("host.iommu", "n1", {{"enabled", false}, {"mode", "off"}}));
+  set.evidence.push_back(ev("pcie.acs", "n1", {{"bdf", "0000:16:02.0"}, {"acs_ctl", "SrcValid+ ReqRedir+ CmpltRedir+"}}));
+  set.evidence.push_back(ev("log.peer_access", "n1", {{"from_dev", 0}, {"to_dev", 1}, {"can", true}}));
+  const auto hs = run_rule(rules::pcie_state, set);
+  size_t degraded = 0;
+  for (const auto& h : hs) degraded += h.cause == "pcie_link_degraded";
+  CHECK(degraded == 1);
+  REQUIRE(for_cause(hs, "iommu_blocks_p2p"));
+  CHECK(for_cause(hs, "iommu_blocks_p2p")->weight < 1);
+  REQUIRE(for_cause(hs, "pcie_acs_p2p_blocked"));
+  CHECK(for_cause(hs, "pcie_acs_p2p_blocked")->weight >= 10);
+}
+
+TEST_CASE("host rules: memlock, peermem, fabric manager, logind, firewall, resolution, driver mismatch", "[tree][rules]") {
+  EvidenceSet set;
+  set.evidence.push_back(ev("host.memlock", "n1", {{"soft_bytes", 65536}}));
+  set.evidence.push_back(ev("host.peermem", "n1", {{"loaded", false}}));
+  set.evidence.push_back(ev("host.fabric_manager", "n1", {{"required", true}, {"running", false}}));
+  set.evidence.push_back(ev("host.logind", "n1", {{"remove_ipc", true}}));
+  set.evidence.push_back(ev("host.firewall", "n1", {{"allows_ephemeral", false}, {"input_policy", "DROP"}}));
+  set.evidence.push_back(ev("host.resolve", "n1", {{"name", "n1"}, {"addr", "127.0.1.1"}}));
+  set.evidence.push_back(ev("host.versions", "n1", {{"driver_version", "535.1"}, {"user_driver_version", "550.5"}}));
+  set.evidence.push_back(ev("host.memlock", "n2", {{"soft_bytes", "unlimited"}}));  // wrong type: skipped
+  const auto hs = run_rule(rules::host_config, set);
+  for (const char* c : {"memlock_limit_too_low", "gpudirect_rdma_module_missing", "fabric_manager_not_running",
+                        "removeipc_deletes_shm", "firewall_blocked_ports", "hostname_resolves_to_loopback",
+                        "driver_library_mismatch"}) {
+    INFO(c);
+    REQUIRE(for_cause(hs, c));
+    CHECK(for_cause(hs, c)->weight > 1);
+    CHECK(for_cause(hs, c)->culprit.host == "n1");
+  }
+  size_t memlock = 0;
+  for (const auto& h : hs) memlock += h.cause == "memlock_limit_too_low";
+  CHECK(memlock == 1);
+}
+
+TEST_CASE("census: the odd rank out and what it does names the framework cause", "[tree][rules]") {
+  auto census = [](nlohmann::json odd) {
+    EvidenceSet set;
+    for (int r = 0; r < 4; ++r) {
+      nlohmann::json d = {{"rank", r}, {"location", "collective"}, {"process_group", "0"}, {"seq", 10}, {"op", "allreduce"}};
+      if (r == 2) d = odd;
+      set.evidence.push_back(ev("stacks.process", "n1", d));
+    }
+    return run_rule(rules::rank_census, set);
+  };
+  auto hs = census({{"rank", 2}, {"location", "dataloader"}});
+  REQUIRE(for_cause(hs, "rank_stuck_in_host_code"));
+  CHECK(for_cause(hs, "rank_stuck_in_host_code")->culprit.rank == 2);
+  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "5"}, {"seq", 3}, {"op", "allgather"}});
+  CHECK(for_cause(hs, "wrong_process_group"));
+  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "0"}, {"seq", 10}, {"op", "broadcast"}});
+  CHECK(for_cause(hs, "mismatched_collectives"));
+  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "0"}, {"seq", 11}, {"op", "allreduce"}});
+  CHECK(for_cause(hs, "rank_skips_collective"));
+  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "0"}, {"seq", 10}, {"op", "allreduce"}});
+  REQUIRE(for_cause(hs, "rank_skips_collective"));
+  CHECK(for_cause(hs, "rank_skips_collective")->weight < 1);  // all in the same collective: framework agrees
+}
+
+TEST_CASE("watchdog rule: silent when an error elsewhere explains the timeout", "[tree][rules]") {
+  EvidenceSet set;
+  auto wd = finding("log.watchdog_timeout", Layer::framework, FindingRole::symptom, {});
+  set.findings.push_back(wd);
+  auto hs = run_rule(rules::watchdog_without_error, set);
+  REQUIRE(for_cause(hs, "rank_skips_collective"));
+  set.findings.push_back(finding("kernel.xid", Layer::hardware, FindingRole::primary, {{"gpu_hung_kernel", 20}}));
+  hs = run_rule(rules::watchdog_without_error, set);
+  CHECK(hs.empty());
+}
+
+TEST_CASE("fr findings without supports vote by kind", "[tree][rules]") {
+  EvidenceSet set;
+  auto f = finding("fr.missing_ranks", Layer::framework, FindingRole::primary, {});
+  f.fields = {{"kind", "missing_ranks"}, {"ranks", {5}}};
+  set.findings.push_back(f);
+  const auto hs = run_rule(rules::flight_recorder, set);
+  REQUIRE(for_cause(hs, "rank_skips_collective"));
+  CHECK(for_cause(hs, "rank_skips_collective")->culprit.rank == 5);
+}
