@@ -252,8 +252,9 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
   // The NCCL process this line belongs to.
   std::string proc_key;
   if (p.pid) {
-    proc_key = std::string(p.host) + ":" + std::to_string(*p.pid);
-    st.last_proc = proc_key;
+    proc_key.reserve(p.host.size() + 12);
+    proc_key.append(p.host).append(":").append(std::to_string(*p.pid));
+    if (st.last_proc != proc_key) st.last_proc = proc_key;
   }
   const std::string host = !p.host.empty() ? std::string(p.host) : st.host;
 
