@@ -338,3 +338,16 @@ TEST_CASE("kernel log entry point runs on the log engine", "[logs][kernel]") {
   CHECK(k.set.evidence[0].kind == "kernel.log");
   CHECK(k.set.evidence[0].data["xid_count"] == 1);
 }
+
+TEST_CASE("captures too long for a number stay strings and never throw (fuzz regression)", "[logs]") {
+  auto a = LogAnalyzer::create(builtin_signatures());
+  REQUIRE(a);
+  (*a)->add_text("n1:1:1 [0] NCCL INFO misc/socket.cc:99999999999999999999999 -> 99999999999999999999999\n"
+                 "  rank      : 99999999999999999999 (local_rank: 0)\n"
+                 "  exitcode  : 1 (pid: 42)\n",
+                 "fuzz.log", "");
+  auto r = (*a)->finish();
+  const Finding* b = find(r, "nccl.error_breadcrumb");
+  REQUIRE(b);
+  CHECK(b->fields["code"].is_string());
+}

@@ -81,7 +81,7 @@ KernelLogParse parse_kernel_log(std::string_view text, const std::string& source
     logs::LogAnalysis a = (*analyzer)->finish();
     for (auto& f : a.findings) {
       if (f.id.rfind("logs.", 0) == 0) continue;  // cross-rank summaries belong to the log ingest
-      if (f.id == "kernel.xid") xids += static_cast<size_t>(f.fields.value("occurrences", 1));
+      if (f.id == "kernel.xid") xids += f.fields.contains("occurrences") && f.fields["occurrences"].is_number_integer() ? f.fields["occurrences"].get<size_t>() : 1;
       out.set.findings.push_back(std::move(f));
     }
   }

@@ -41,6 +41,18 @@ nlohmann::json typed(bool as_string, std::string_view v) {
   return std::string(v);
 }
 
+// A numeric field, or `fallback` when absent or not a number (a capture of
+// 19+ digits stays a string: fuzzed and corrupted lines must not throw).
+int64_t num(const nlohmann::json& f, const char* key, int64_t fallback) {
+  auto it = f.find(key);
+  return it != f.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+std::string text(const nlohmann::json& f, const char* key, const char* fallback) {
+  auto it = f.find(key);
+  return it != f.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+}
+
 std::string result_name(int64_t code) {
   static const char* k[] = {"ncclSuccess",      "ncclUnhandledCudaError", "ncclSystemError",
                             "ncclInternalError", "ncclInvalidArgument",   "ncclInvalidUsage",
@@ -252,8 +264,9 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
   // The NCCL process this line belongs to.
   std::string proc_key;
   if (p.pid) {
-    proc_key = std::string(p.host) + ":" + std::to_string(*p.pid);
-    st.last_proc = proc_key;
+    proc_key.reserve(p.host.size() + 12);
+    proc_key.append(p.host).append(":").append(std::to_string(*p.pid));
+    if (st.last_proc != proc_key) st.last_proc = proc_key;
   }
   const std::string host = !p.host.empty() ? std::string(p.host) : st.host;
 
@@ -271,7 +284,7 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
     }
     if (cs.special == Special::elastic_rank) {
       st.elastic_rank_line = lineno;
-      st.elastic_rank = c.fields.value("rank", -1);
+      st.elastic_rank = static_cast<int>(num(c.fields, "rank", -1));
     }
     if (cs.special == Special::elastic_exit && lineno - st.elastic_rank_line <= 3 && st.elastic_rank >= 0)
       c.fields["rank"] = st.elastic_rank;
@@ -286,7 +299,7 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
     else if (st.file_rank) actor = "rank " + std::to_string(*st.file_rank);
     else actor = "file " + st.shown;
     std::string gkey = sig.id + "|" + actor;
-    if (cs.special == Special::xid) gkey += "|" + c.fields.value("pci", "") + "|" + std::to_string(c.fields.value("xid", 0));
+    if (cs.special == Special::xid) gkey += "|" + text(c.fields, "pci", "") + "|" + std::to_string(num(c.fields, "xid", 0));
     // Each pair of a P2P capability matrix is its own fact.
     if (cs.special == Special::peer_access) gkey += "|" + c.fields["dev_a"].dump() + "-" + c.fields["dev_b"].dump();
 
@@ -295,7 +308,7 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
       Group& g = groups[it->second];
       ++g.count;
       if (cs.special == Special::breadcrumb && g.chain.size() < 12)
-        g.chain.push_back(c.fields.value("src_file", "?") + ":" + std::to_string(c.fields.value("src_line", 0)));
+        g.chain.push_back(text(c.fields, "src_file", "?") + ":" + std::to_string(num(c.fields, "src_line", 0)));
       continue;
     }
     if (groups.size() >= kMaxGroups) {
@@ -334,11 +347,11 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
       if (sig.layer == Layer::hardware && sig.id.rfind("kernel.mlx5", 0) != 0) f.subject.gpu = pci;
     }
     if (sig.id == "kernel.xid") {
-      const int xid = c.fields.value("xid", 0);
+      const int xid = static_cast<int>(num(c.fields, "xid", 0));
       const XidInfo* info = find_xid(xid);
-      f.summary = "Xid " + std::to_string(xid) + " on GPU " + c.fields.value("pci", "?") + ": " +
+      f.summary = "Xid " + std::to_string(xid) + " on GPU " + text(c.fields, "pci", "?") + ": " +
                   (info ? info->name : "unknown Xid");
-      const std::string msg = c.fields.value("message", "");
+      const std::string msg = text(c.fields, "message", "");
       if (!msg.empty()) f.summary += " (" + msg + ")";
       f.supports.clear();
       if (info) {
@@ -354,8 +367,8 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
       f.summary = render_summary(sig.summary, c.fields);
     }
     if (sig.id == "nccl.error_breadcrumb") {
-      g.chain.push_back(c.fields.value("src_file", "?") + ":" + std::to_string(c.fields.value("src_line", 0)));
-      c.fields["result"] = result_name(c.fields.value("code", 0));
+      g.chain.push_back(text(c.fields, "src_file", "?") + ":" + std::to_string(num(c.fields, "src_line", 0)));
+      c.fields["result"] = result_name(num(c.fields, "code", 0));
     }
     f.fields = std::move(c.fields);
     f.provenance.push_back(Provenance{st.shown, lineno, std::string(line.substr(0, kExcerptMax))});
@@ -427,8 +440,8 @@ LogAnalysis LogAnalyzer::Impl::finish() {
       std::string chain;
       for (const auto& c : g.chain) chain += (chain.empty() ? "" : " <- ") + c;
       f.fields["chain"] = g.chain;
-      f.summary = "NCCL error " + std::to_string(f.fields.value("code", 0)) + " (" +
-                  f.fields.value("result", std::string("?")) + ") propagated: " + chain;
+      f.summary = "NCCL error " + std::to_string(num(f.fields, "code", 0)) + " (" +
+                  text(f.fields, "result", "?") + ") propagated: " + chain;
     }
   }
 
@@ -526,7 +539,7 @@ LogAnalysis LogAnalyzer::Impl::finish() {
   if (!any_error && !topo.empty() && peer_lines) {
     std::vector<std::string> pairs;
     for (const auto& f : out.findings)
-      if (f.id == "cuda.peer_access" && f.fields.value("access", "") == "CAN")
+      if (f.id == "cuda.peer_access" && text(f.fields, "access", "") == "CAN")
         pairs.push_back(f.fields["dev_a"].dump() + "-" + f.fields["dev_b"].dump());
     size_t p2p_edges = 0;
     for (const auto& [k, p] : topo.processes())

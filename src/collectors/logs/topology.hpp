@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,7 @@ struct ProcessTopology {
   std::map<std::string, std::string> env;
   std::vector<CommInit> comms;
   std::vector<TransportEdge> edges;   // capped
-  std::set<std::string> edge_keys;
+  std::unordered_set<std::string> edge_keys;
   std::vector<std::string> rings;     // capped
   std::optional<int> nranks_legacy;
   std::set<int> devs;
