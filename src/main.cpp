@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   register_diagnose(app, ctx);
   register_collect(app, ctx);
   register_info(app, ctx);
+  register_fr(app, ctx);
 
   app.footer(
       "Examples:\n"

@@ -51,5 +51,6 @@ int report_input_error(CommandContext& ctx, const Error& e);
 void register_diagnose(CLI::App& app, CommandContext& ctx);
 void register_collect(CLI::App& app, CommandContext& ctx);
 void register_info(CLI::App& app, CommandContext& ctx);
+void register_fr(CLI::App& app, CommandContext& ctx);
 
 }  // namespace ccdiag
