@@ -94,7 +94,7 @@ struct PView {
   PView get(std::string_view k) const { return PView{d, n ? d->get(*n, k) : nullptr}; }
   size_t size() const { return is_seq() ? n->kids.size() : 0; }
   PView item(size_t i) const { return PView{d, &d->at(n->kids[i])}; }
-  std::string_view str() const { return is_str() ? std::string_view(n->s) : std::string_view(); }
+  std::string_view str() const { return is_str() ? n->s : std::string_view(); }
   int64_t i64() const { return n->type == PType::floating ? static_cast<int64_t>(n->d) : n->i; }
   double f64() const { return n->type == PType::floating ? n->d : static_cast<double>(n->i); }
   bool truthy() const { return n && (n->type == PType::boolean || n->type == PType::integer) && n->i != 0; }
@@ -155,21 +155,27 @@ int64_t time_field(const V& v, std::string_view key) {
   return t > 0 ? t : kNoTime;
 }
 
+// The shape hash is over the dims (FNV-1a), the same for pickle and JSON
+// dumps, so ranks whose dumps come in different formats compare equal.
 template <class V>
 ShapeInfo shapes_of(const V& v) {
   ShapeInfo s;
   std::string text = "[";
+  uint64_t h = 1469598103934665603ull;
+  auto mixin = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
   if (v.is_seq()) {
     s.count = static_cast<uint32_t>(v.size());
     for (size_t k = 0; k < v.size(); ++k) {
       V shp = v.item(k);
       if (k) text += ", ";
       text += '[';
+      mixin(0xabcdefull);
       int64_t numel = 1;
       size_t dims = shp.is_seq() ? shp.size() : 0;
       for (size_t d = 0; d < dims; ++d) {
         V dim = shp.item(d);
-        const int64_t x = dim.is_num() ? dim.i64() : 0;
+        const int64_t x = dim.is_int() ? dim.i64() : 0;
+        mixin(static_cast<uint64_t>(x));
         if (d) text += ", ";
         text += std::to_string(x);
         numel = (x > 0 && numel <= (int64_t{1} << 62) / x) ? numel * x : (x > 0 ? numel : 0);
@@ -184,7 +190,7 @@ ShapeInfo shapes_of(const V& v) {
     }
   }
   text += ']';
-  s.hash = std::hash<std::string>{}(text);
+  s.hash = h;
   s.text = std::move(text);
   return s;
 }
@@ -331,6 +337,179 @@ Status check_version(const std::string& v, const std::string& file) {
   return Ok{};
 }
 
+// Fast path for pickles. PyTorch memoises strings by value, so every key,
+// profiling name, dtype and state string is one node referenced by index from
+// every entry, and frame dicts are shared by identity: decoded values are
+// cached per node index, and most entries cost a few table lookups.
+enum Field : int8_t {
+  kUnknownField = -1, kRecordId, kCollSeq, kP2pSeq, kOpId, kCreated, kStarted, kCompleted, kDuration, kPg, kPgId,
+  kName, kInSizes, kOutSizes, kInDtypes, kOutDtypes, kFrames, kState, kIsP2p, kRetired, kNumFields
+};
+
+Field field_of(std::string_view k) {
+  static const std::pair<std::string_view, Field> table[] = {
+      {"record_id", kRecordId}, {"collective_seq_id", kCollSeq}, {"p2p_seq_id", kP2pSeq}, {"op_id", kOpId},
+      {"time_created_ns", kCreated}, {"time_discovered_started_ns", kStarted},
+      {"time_discovered_completed_ns", kCompleted}, {"duration_ms", kDuration}, {"process_group", kPg},
+      {"pg_id", kPgId}, {"profiling_name", kName}, {"input_sizes", kInSizes}, {"output_sizes", kOutSizes},
+      {"input_dtypes", kInDtypes}, {"output_dtypes", kOutDtypes}, {"frames", kFrames}, {"state", kState},
+      {"is_p2p", kIsP2p}, {"retired", kRetired}};
+  for (const auto& [n, f] : table)
+    if (n == k) return f;
+  return kUnknownField;
+}
+
+class PickleEntryDecoder {
+ public:
+  PickleEntryDecoder(const PickleDoc& d, RankDump& out) : d_(d), out_(out) {}
+
+  void decode(const PNode& e) {
+    const PNode* f[kNumFields] = {};
+    for (size_t k = 0; k + 1 < e.kids.size(); k += 2) {
+      const Field id = field(e.kids[k]);
+      if (id != kUnknownField) f[id] = &d_.at(e.kids[k + 1]);
+    }
+    FrEntry r;
+    r.record_id = num(f[kRecordId], static_cast<int64_t>(out_.entries.size()));
+    r.collective_seq = num(f[kCollSeq], 0);
+    r.p2p_seq = num(f[kP2pSeq], 0);
+    r.op_id = num(f[kOpId], 0);
+    r.time_created_ns = time(f[kCreated]);
+    r.time_started_ns = time(f[kStarted]);
+    r.time_completed_ns = time(f[kCompleted]);
+    if (f[kDuration] && (f[kDuration]->type == PType::floating || f[kDuration]->type == PType::integer))
+      r.duration_ms = static_cast<float>(f[kDuration]->type == PType::floating ? f[kDuration]->d : static_cast<double>(f[kDuration]->i));
+    r.pg = pg(f[kPg], f[kPgId]);
+    r.name = str_id(f[kName]);
+    r.in_shapes = shape_id(f[kInSizes]);
+    r.out_shapes = shape_id(f[kOutSizes]);
+    r.in_dtypes = dtype_id(f[kInDtypes]);
+    r.out_dtypes = dtype_id(f[kOutDtypes]);
+    if (f[kFrames] && f[kFrames]->type == PType::list && !f[kFrames]->kids.empty()) r.stack = stack_id(*f[kFrames]);
+    r.state = f[kState] && f[kState]->type == PType::string ? state_of(f[kState]->s) : FrState::unknown;
+    r.is_p2p = truthy(f[kIsP2p]);
+    r.retired = truthy(f[kRetired]);
+    out_.entries.push_back(r);
+  }
+
+ private:
+  const PickleDoc& d_;
+  RankDump& out_;
+  std::unordered_map<uint32_t, Field> fields_;
+  std::unordered_map<uint32_t, uint32_t> strs_, pgs_, dtypes_;
+  std::unordered_map<std::string, uint32_t> stacks_;  // key: frame node ids
+
+  Field field(uint32_t node) {
+    auto it = fields_.find(node);
+    if (it != fields_.end()) return it->second;
+    const PNode& n = d_.at(node);
+    const Field f = n.type == PType::string ? field_of(n.s) : kUnknownField;
+    fields_.emplace(node, f);
+    return f;
+  }
+  static bool truthy(const PNode* n) { return n && (n->type == PType::boolean || n->type == PType::integer) && n->i != 0; }
+  static int64_t num(const PNode* n, int64_t fallback) {
+    if (!n) return fallback;
+    if (n->type == PType::integer || n->type == PType::boolean) return n->i;
+    if (n->type == PType::floating) return static_cast<int64_t>(n->d);
+    if (n->type == PType::string) {
+      int64_t v = 0;
+      auto r = std::from_chars(n->s.data(), n->s.data() + n->s.size(), v);
+      if (r.ec == std::errc() && r.ptr == n->s.data() + n->s.size()) return v;
+    }
+    return fallback;
+  }
+  static int64_t time(const PNode* n) {
+    if (!n || (n->type != PType::integer && n->type != PType::floating)) return kNoTime;
+    const int64_t t = num(n, kNoTime);
+    return t > 0 ? t : kNoTime;
+  }
+  uint32_t str_id(const PNode* n) {
+    if (!n || n->type != PType::string) return out_.intern_string("");
+    const auto node = static_cast<uint32_t>(n - d_.nodes.data());
+    auto it = strs_.find(node);
+    if (it != strs_.end()) return it->second;
+    const uint32_t id = out_.intern_string(n->s);
+    strs_.emplace(node, id);
+    return id;
+  }
+  uint32_t pg(const PNode* n, const PNode* pg_id) {
+    if (n && (n->type == PType::tuple || n->type == PType::list) && !n->kids.empty()) {
+      const auto node = static_cast<uint32_t>(n - d_.nodes.data());
+      // A tuple per entry, but its strings are memoised: key by the name node.
+      const uint32_t name_node = n->kids[0];
+      const uint32_t desc_node = n->kids.size() > 1 ? n->kids[1] : name_node;
+      const uint32_t key = name_node * 2654435761u ^ desc_node;
+      (void)node;
+      auto it = pgs_.find(key);
+      if (it != pgs_.end() && out_.pgs[it->second].name == d_.at(name_node).s) return it->second;
+      const std::string_view desc = n->kids.size() > 1 ? std::string_view(d_.at(desc_node).s) : std::string_view();
+      const uint32_t id = out_.intern_pg(d_.at(name_node).s, desc);
+      pgs_[key] = id;
+      return id;
+    }
+    if (n && n->type == PType::string) return out_.intern_pg(n->s, "");
+    return out_.intern_pg(pg_id && pg_id->type == PType::integer ? std::to_string(pg_id->i) : std::string("0"), "");
+  }
+  uint32_t shape_id(const PNode* n) {
+    // Hash the dims without building text; text only for a new shape.
+    uint64_t h = 1469598103934665603ull;
+    auto mixin = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    ShapeInfo s;
+    if (n && (n->type == PType::list || n->type == PType::tuple)) {
+      s.count = static_cast<uint32_t>(n->kids.size());
+      for (size_t k = 0; k < n->kids.size(); ++k) {
+        const PNode& shp = d_.at(n->kids[k]);
+        mixin(0xabcdefull);
+        int64_t numel = 1;
+        size_t dims = 0;
+        if (shp.type == PType::list || shp.type == PType::tuple) {
+          dims = shp.kids.size();
+          for (uint32_t dk : shp.kids) {
+            const PNode& dim = d_.at(dk);
+            const int64_t x = (dim.type == PType::integer || dim.type == PType::boolean) ? dim.i : 0;
+            mixin(static_cast<uint64_t>(x));
+            numel = (x > 0 && numel <= (int64_t{1} << 62) / x) ? numel * x : (x > 0 ? numel : 0);
+          }
+        }
+        if (dims == 0) numel = 0;
+        if (k == 0) {
+          s.first_numel = numel;
+          s.first_empty = dims == 0;
+        }
+        s.total_numel += numel;
+      }
+    }
+    auto it = out_.shape_index_.find(h);
+    if (it != out_.shape_index_.end()) return it->second;
+    return out_.intern_shape(shapes_of(PView{&d_, n}));
+  }
+  uint32_t dtype_id(const PNode* n) {
+    if (!n) return out_.intern_string("");
+    const auto node = static_cast<uint32_t>(n - d_.nodes.data());
+    if (n->type == PType::list && n->kids.size() == 1) {
+      // The common case: one tensor; key by its memoised string node.
+      auto it = dtypes_.find(n->kids[0]);
+      if (it != dtypes_.end()) return it->second;
+      const uint32_t id = out_.intern_string(dtypes_of(PView{&d_, n}));
+      dtypes_.emplace(n->kids[0], id);
+      return id;
+    }
+    (void)node;
+    return out_.intern_string(dtypes_of(PView{&d_, n}));
+  }
+  uint32_t stack_id(const PNode& frames) {
+    std::string key;
+    key.reserve(frames.kids.size() * 4);
+    for (uint32_t k : frames.kids) key.append(reinterpret_cast<const char*>(&k), sizeof k);
+    auto it = stacks_.find(key);
+    if (it != stacks_.end()) return it->second;
+    const uint32_t id = out_.intern_stack(stack_of(PView{&d_, &frames}));
+    stacks_.emplace(std::move(key), id);
+    return id;
+  }
+};
+
 }  // namespace
 
 Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& file) {
@@ -358,9 +537,10 @@ Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& fil
     return make_error("not a flight-recorder dump (top level is neither a dict nor a list)", file);
   }
   out.entries.reserve(entries.size());
+  PickleEntryDecoder dec(doc, out);
   for (size_t k = 0; k < entries.size(); ++k) {
     PView e = entries.item(k);
-    if (e.is_dict()) decode_entry(e, out);
+    if (e.is_dict()) dec.decode(*e.n);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "collectors/fr/pickle_reader.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -60,6 +61,8 @@ class Parser {
 
   Result<PickleDoc> run() {
     if (p_.empty()) return fail("empty file: not a pickle");
+    // A dump has roughly one value per 6 bytes; reserving avoids regrowth.
+    doc_.nodes.reserve(std::min(lim_.max_nodes, p_.size() / 6 + 16));
     while (true) {
       if (pos_ >= p_.size()) return fail("truncated: no STOP opcode before the end of the data");
       const size_t at = pos_;
@@ -111,7 +114,7 @@ class Parser {
     if (!need(len)) return fail_at(at, fmt::format("truncated: string of {} bytes, {} left", len, p_.size() - pos_));
     PNode n;
     n.type = t;
-    n.s.assign(p_.data() + pos_, len);
+    n.s = p_.substr(pos_, len);
     pos_ += len;
     return push_node(std::move(n), at);
   }

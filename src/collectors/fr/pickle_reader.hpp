@@ -15,7 +15,8 @@
 // EMPTY_TUPLE, TUPLE1/3, TUPLE, APPEND, SETITEM, LONG4, POP, POP_MARK, DUP).
 //
 // The result is an arena (PickleDoc): nodes refer to children by index, so a
-// cycle made through the memo is harmless to own and to free. Pure: no I/O.
+// cycle made through the memo is harmless to own and to free. Strings are
+// views into the input bytes: the input must outlive the PickleDoc. Pure: no I/O.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,7 @@ struct PNode {
   PType type = PType::none;
   int64_t i = 0;                // boolean (0/1) and integer
   double d = 0.0;               // floating
-  std::string s;                // string (UTF-8 as written) and bytes
+  std::string_view s;           // string (UTF-8 as written) and bytes: a view into the input
   std::vector<uint32_t> kids;   // list/tuple items; dict: key, value, key, value...
   uint16_t depth = 0;           // 0 for scalars; 1 + deepest child for containers
 };
