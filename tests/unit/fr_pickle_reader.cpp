@@ -132,6 +132,9 @@ TEST_CASE("dump: JSON flavour (sorted keys, 0 for unseen times) decodes the same
   CHECK(j->entries.back().state == FrState::scheduled);
   CHECK(j->entries.back().time_completed_ns == kNoTime);
   CHECK(j->stacks.empty());  // JSON dumps never carry frames
+  // Ranks whose dumps come in different formats must compare equal.
+  CHECK(j->shape(j->entries.back().in_shapes).hash == p->shape(p->entries.back().in_shapes).hash);
+  CHECK(j->shape(j->entries.back().in_shapes).text == p->shape(p->entries.back().in_shapes).text);
 }
 
 TEST_CASE("dump: versions and defensive fields", "[fr][dump]") {
