@@ -30,7 +30,7 @@ echo "dumps: $(ls "$dir" | wc -l) files, $(du -sh "$dir" | cut -f1)"
 measure() {  # prints "<wall seconds> <peak RSS KiB>" of the command, its output to $out
   local out=$1; shift
   /usr/bin/time -f "%e %M" -o "$out.time" "$@" > "$out" 2> "$out.err" || true
-  cat "$out.time"
+  tail -n 1 "$out.time"  # time prepends "Command exited with non-zero status N"
 }
 
 tmp=$(mktemp -d)
