@@ -360,7 +360,19 @@ class Analyzer {
     std::vector<uint64_t> keys;
     std::vector<double> times;
     bool have_dump_for_all = std::all_of(g.dump_of.begin(), g.dump_of.end(), [](int d) { return d >= 0; });
-    for (int64_t s = lo; s <= hi; ++s) {
+    // Only seqs some rank has: a hostile dump's seq ids can span 2^63.
+    auto next_seq = [&](int64_t cur) {
+      int64_t nxt = INT64_MAX;
+      for (size_t m = 0; m < M; ++m) {
+        if (g.dump_of[m] < 0) continue;
+        const auto& v = g.per[m].coll;
+        size_t c = cursor[m];
+        while (c < v.size() && v[c].seq <= cur) ++c;
+        if (c < v.size()) nxt = std::min(nxt, v[c].seq);
+      }
+      return nxt;
+    };
+    for (int64_t s = lo; s != INT64_MAX && s <= hi; s = next_seq(s)) {
       present.clear();
       absent.clear();
       for (size_t m = 0; m < M; ++m) {
