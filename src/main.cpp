@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   register_analyze(app, ctx);
   register_fleet(app, ctx);
   register_prom(app, ctx);
+  register_fr(app, ctx);
 
   app.footer(
       "Examples:\n"

@@ -61,5 +61,6 @@ void register_probe_gpu(CLI::App* probe, CommandContext& ctx);
 void register_analyze(CLI::App& app, CommandContext& ctx);
 void register_fleet(CLI::App& app, CommandContext& ctx);
 void register_prom(CLI::App& app, CommandContext& ctx);
+void register_fr(CLI::App& app, CommandContext& ctx);
 
 }  // namespace ccdiag

@@ -9,6 +9,7 @@
 #include "analysis/evidence_set.hpp"
 #include "bundle/bundle.hpp"
 #include "ccdiag/result.hpp"
+#include "collectors/fr/dump.hpp"
 
 namespace ccdiag {
 
@@ -24,7 +25,10 @@ struct LogFile {
 Status ingest_logs(const std::vector<LogFile>& files, EvidenceSet& set);
 
 // A bundle's evidence plus everything derived from its raw artefacts.
-Status ingest_bundle(const Bundle& bundle, EvidenceSet& set, std::vector<LogFile>& logs_out);
+// Flight-recorder dumps (raw/fr/**) are appended to `fr_out` for a cross-bundle
+// analysis when it is given, else analysed on their own into `set`.
+Status ingest_bundle(const Bundle& bundle, EvidenceSet& set, std::vector<LogFile>& logs_out,
+                     std::vector<fr::RankDump>* fr_out = nullptr);
 
 struct DiagnoseInputs {
   std::vector<std::string> bundles;  // directories or tarballs

@@ -8,6 +8,7 @@
 #include "collectors/kernel/kernel_log.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "pipeline/ingest.hpp"
+#include "pipeline/ingest_fr.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,9 +28,11 @@ Result<std::string> read_whole(const std::string& path, const std::string& shown
 
 }  // namespace
 
-Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& logs_out) {
+Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& logs_out,
+                     std::vector<fr::RankDump>* fr_out) {
   // One bundle at a time, so the hardware findings below see only this host.
   EvidenceSet set;
+  std::vector<std::string> fr_files;
   set.inputs.push_back(b.input);
   set.add_host(b.manifest.host);
   for (const auto& e : b.evidence) set.evidence.push_back(e);
@@ -45,12 +48,22 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& lo
       set.append(std::move(parsed.set));
     } else if (starts_with(rel, "raw/logs/")) {
       logs_out.push_back(LogFile{path, shown, b.manifest.host});
+    } else if (starts_with(rel, "raw/fr/")) {
+      fr_files.push_back(rel);
     }
-    // Other raw artefacts (raw/fr/, raw/nccl/, raw/proc/...) are read by the
+    // Other raw artefacts (raw/nccl/, raw/proc/...) are read by the
     // layers that own them; unknown files are kept for humans.
   }
   if (auto st = nccl::ingest_nccl_raw(b, set); !st) return st.error();
   add_hardware_findings(set);  // PCIe / RDMA / host-config evidence -> findings; GPU BDF -> index, rank
+  if (!fr_files.empty()) {
+    // Flight-recorder dumps: loaded now (a tarball's directory goes away),
+    // analysed across all bundles by load_inputs, or here when called alone.
+    std::vector<fr::RankDump> mine;
+    if (auto st = load_bundle_fr_dumps(b, fr_files, fr_out ? *fr_out : mine); !st) return st.error();
+    if (!fr_out)
+      if (auto st = ingest_fr_dumps(std::move(mine), set); !st) return st.error();
+  }
   all.append(std::move(set));
   return Ok{};
 }
@@ -58,11 +71,12 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& lo
 Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
   EvidenceSet set;
   std::vector<LogFile> logs;
+  std::vector<fr::RankDump> fr_dumps;  // from every bundle: one job's ranks span hosts
   // Bundles are read one at a time; only their evidence stays in memory.
   for (const auto& path : inputs.bundles) {
     auto b = read_bundle(path);
     if (!b) return b.error();
-    if (auto st = ingest_bundle(*b, set, logs); !st) return st.error();
+    if (auto st = ingest_bundle(*b, set, logs, &fr_dumps); !st) return st.error();
     // Raw logs of a tarball live in its temporary directory: analyse them now,
     // before the directory goes away with the bundle.
     if (b->temp && !logs.empty()) {
@@ -72,6 +86,7 @@ Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
   }
   // Stack evidence of every bundle (all hosts) forms one census.
   append_census_findings(set);
+  if (auto st = ingest_fr_dumps(std::move(fr_dumps), set); !st) return st.error();
   for (const auto& path : inputs.logs) {
     logs.push_back(LogFile{path, path, ""});
     set.inputs.push_back(path);

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# ccdiag fr vs PyTorch's fr_trace on the same generated dumps, in one run.
+#
+#   FR_TRACE_ROOT=<dir holding torch/distributed/flight_recorder/ or tools/flight_recorder/>
+#   bench/fr/run_bench.sh [RANKS] [ENTRIES]          # default 1024 x 2000, rank 17 missing
+#   FR_BENCH_SCALE=1 bench/fr/run_bench.sh 4096 2000 # ccdiag only (the 60 s / 4 GB target)
+#
+# FR_TRACE_ROOT is a scratch copy of the analyzer (reference flight_recorder.md
+# §2.6: copy the package from a PyTorch checkout; for torch/distributed/... add
+# empty torch/__init__.py and torch/distributed/__init__.py so no libtorch is
+# imported). Nothing from it is committed. Dumps go to FR_BENCH_DIR (default
+# /tmp/ccdiag-fr-bench-RANKSxENTRIES) and are reused when present.
+# Prints wall time and peak RSS of each and the speed-up ratio.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+ranks=${1:-1024}
+entries=${2:-2000}
+ccdiag=${CCDIAG_BIN:-$src/build/ccdiag}
+dir=${FR_BENCH_DIR:-/tmp/ccdiag-fr-bench-${ranks}x${entries}}
+py=${PYTHON:-python3}
+
+if [ ! -f "$dir/nccl_trace_rank_$((ranks - 1))" ]; then
+  echo "generating $ranks x $entries dumps in $dir ..." >&2
+  rm -rf "$dir"
+  "$py" "$src/tests/fixtures/fr/gen_fr_dumps.py" bench "$dir" --ranks "$ranks" --entries "$entries" ${FR_BENCH_TP:+--tp $FR_BENCH_TP}
+fi
+echo "dumps: $(ls "$dir" | wc -l) files, $(du -sh "$dir" | cut -f1)"
+
+measure() {  # prints "<wall seconds> <peak RSS KiB>" of the command, its output to $out
+  local out=$1; shift
+  /usr/bin/time -f "%e %M" -o "$out.time" "$@" > "$out" 2> "$out.err" || true
+  tail -n 1 "$out.time"  # time prepends "Command exited with non-zero status N"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+read -r c_wall c_rss < <(measure "$tmp/ccdiag.json" "$ccdiag" fr "$dir" --json)
+c_root=$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); f=[x for x in d["findings"] if "caused_by" not in x][:1]; print(f and (f[0]["kind"], f[0]["process_group"], f[0]["seq"], f[0]["ranks"][:8]))' "$tmp/ccdiag.json")
+echo "ccdiag fr : ${c_wall} s, peak RSS $((c_rss / 1024)) MiB, first finding: $c_root"
+
+if [ -n "${FR_BENCH_SCALE:-}" ]; then
+  exit 0
+fi
+: "${FR_TRACE_ROOT:?set FR_TRACE_ROOT to a scratch copy of the fr_trace analyzer (see the header)}"
+if [ -d "$FR_TRACE_ROOT/torch/distributed/flight_recorder" ]; then
+  mod=torch.distributed.flight_recorder.fr_trace
+else
+  mod=tools.flight_recorder.fr_trace
+fi
+read -r p_wall p_rss < <(cd "$FR_TRACE_ROOT" && PYTHONPATH="$FR_TRACE_ROOT" measure "$tmp/fr_trace.out" "$py" -m "$mod" "$dir" -p nccl_trace_rank_)
+p_head=$(grep -m1 -E "sequence number|Collective" "$tmp/fr_trace.out.err" || true)
+echo "fr_trace  : ${p_wall} s, peak RSS $((p_rss / 1024)) MiB, first report: $p_head"
+"$py" -c 'import sys; c,p=float(sys.argv[1]),float(sys.argv[2]); print(f"speed-up: {p/max(c,1e-3):.1f}x (target >= 20x)")' "$c_wall" "$p_wall"

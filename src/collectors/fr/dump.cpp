@@ -1,0 +1,606 @@
+#include "collectors/fr/dump.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ccdiag::fr {
+
+std::string_view to_string(FrState s) {
+  switch (s) {
+    case FrState::scheduled: return "scheduled";
+    case FrState::started: return "started";
+    case FrState::completed: return "completed";
+    case FrState::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+uint32_t RankDump::intern_string(std::string_view s) {
+  auto it = string_index_.find(std::string(s));
+  if (it != string_index_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(strings.size());
+  strings.emplace_back(s);
+  string_index_.emplace(std::string(s), id);
+  return id;
+}
+
+uint32_t RankDump::intern_shape(ShapeInfo s) {
+  auto it = shape_index_.find(s.hash);
+  if (it != shape_index_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(shapes.size());
+  shape_index_.emplace(s.hash, id);
+  shapes.push_back(std::move(s));
+  return id;
+}
+
+uint32_t RankDump::intern_stack(std::string s) {
+  auto it = stack_index_.find(s);
+  if (it != stack_index_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(stacks.size());
+  stack_index_.emplace(s, id);
+  stacks.push_back(std::move(s));
+  return id;
+}
+
+uint32_t RankDump::intern_pg(std::string_view name, std::string_view desc) {
+  std::string key = std::string(name) + '\0' + std::string(desc);
+  auto it = pg_index_.find(key);
+  if (it != pg_index_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(pgs.size());
+  pgs.push_back(PgRef{std::string(name), std::string(desc)});
+  pg_index_.emplace(std::move(key), id);
+  return id;
+}
+
+const std::string& RankDump::str(uint32_t i) const {
+  static const std::string empty;
+  return i < strings.size() ? strings[i] : empty;
+}
+
+const ShapeInfo& RankDump::shape(uint32_t i) const {
+  static const ShapeInfo empty;
+  return i < shapes.size() ? shapes[i] : empty;
+}
+
+std::optional<std::pair<int, int>> parse_version(std::string_view v) {
+  const auto dot = v.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 >= v.size()) return std::nullopt;
+  int major = 0, minor = 0;
+  auto r1 = std::from_chars(v.data(), v.data() + dot, major);
+  auto r2 = std::from_chars(v.data() + dot + 1, v.data() + v.size(), minor);
+  if (r1.ec != std::errc() || r1.ptr != v.data() + dot) return std::nullopt;
+  if (r2.ec != std::errc() || r2.ptr != v.data() + v.size()) return std::nullopt;
+  return std::make_pair(major, minor);
+}
+
+namespace {
+
+// Uniform read-only views of a pickle node and a JSON value, so one decoder
+// serves both formats.
+struct PView {
+  const PickleDoc* d = nullptr;
+  const PNode* n = nullptr;
+  bool ok() const { return n != nullptr; }
+  bool is_dict() const { return n && n->type == PType::dict; }
+  bool is_seq() const { return n && (n->type == PType::list || n->type == PType::tuple); }
+  bool is_str() const { return n && n->type == PType::string; }
+  bool is_int() const { return n && (n->type == PType::integer || n->type == PType::boolean); }
+  bool is_num() const { return is_int() || (n && n->type == PType::floating); }
+  bool is_null() const { return !n || n->type == PType::none; }
+  PView get(std::string_view k) const { return PView{d, n ? d->get(*n, k) : nullptr}; }
+  size_t size() const { return is_seq() ? n->kids.size() : 0; }
+  PView item(size_t i) const { return PView{d, &d->at(n->kids[i])}; }
+  std::string_view str() const { return is_str() ? n->s : std::string_view(); }
+  int64_t i64() const { return n->type == PType::floating ? static_cast<int64_t>(n->d) : n->i; }
+  double f64() const { return n->type == PType::floating ? n->d : static_cast<double>(n->i); }
+  bool truthy() const { return n && (n->type == PType::boolean || n->type == PType::integer) && n->i != 0; }
+  // dict iteration
+  size_t dict_size() const { return is_dict() ? n->kids.size() / 2 : 0; }
+  PView dict_key(size_t i) const { return PView{d, &d->at(n->kids[2 * i])}; }
+  PView dict_val(size_t i) const { return PView{d, &d->at(n->kids[2 * i + 1])}; }
+};
+
+struct JView {
+  const nlohmann::json* j = nullptr;
+  bool ok() const { return j != nullptr; }
+  bool is_dict() const { return j && j->is_object(); }
+  bool is_seq() const { return j && j->is_array(); }
+  bool is_str() const { return j && j->is_string(); }
+  bool is_int() const { return j && (j->is_number_integer() || j->is_boolean()); }
+  bool is_num() const { return j && (j->is_number() || j->is_boolean()); }
+  bool is_null() const { return !j || j->is_null(); }
+  JView get(std::string_view k) const {
+    if (!is_dict()) return {};
+    auto it = j->find(std::string(k));
+    return it == j->end() ? JView{} : JView{&*it};
+  }
+  size_t size() const { return is_seq() ? j->size() : 0; }
+  JView item(size_t i) const { return JView{&(*j)[i]}; }
+  std::string_view str() const { return is_str() ? std::string_view(j->get_ref<const std::string&>()) : std::string_view(); }
+  int64_t i64() const {
+    if (j->is_boolean()) return j->get<bool>() ? 1 : 0;
+    if (j->is_number_float()) return static_cast<int64_t>(j->get<double>());
+    if (j->is_number_unsigned()) return static_cast<int64_t>(j->get<uint64_t>());
+    return j->get<int64_t>();
+  }
+  double f64() const { return j->is_boolean() ? (j->get<bool>() ? 1.0 : 0.0) : j->get<double>(); }
+  bool truthy() const { return j && ((j->is_boolean() && j->get<bool>()) || (j->is_number() && j->get<double>() != 0)); }
+  size_t dict_size() const { return is_dict() ? j->size() : 0; }
+  // JSON objects are iterated through items() in the decoder instead.
+};
+
+template <class V>
+int64_t int_field(const V& v, std::string_view key, int64_t fallback) {
+  V f = v.get(key);
+  if (f.is_num()) return f.i64();
+  if (f.is_str()) {  // fr_trace tests pass seq ids as strings
+    int64_t out = 0;
+    auto s = f.str();
+    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+    if (r.ec == std::errc() && r.ptr == s.data() + s.size()) return out;
+  }
+  return fallback;
+}
+
+// None and 0 both mean "not observed" (JSON dumps write 0).
+template <class V>
+int64_t time_field(const V& v, std::string_view key) {
+  V f = v.get(key);
+  if (!f.is_num()) return kNoTime;
+  const int64_t t = f.i64();
+  return t > 0 ? t : kNoTime;
+}
+
+// The shape hash is over the dims (FNV-1a), the same for pickle and JSON
+// dumps, so ranks whose dumps come in different formats compare equal.
+template <class V>
+ShapeInfo shapes_of(const V& v) {
+  ShapeInfo s;
+  std::string text = "[";
+  uint64_t h = 1469598103934665603ull;
+  auto mixin = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  if (v.is_seq()) {
+    s.count = static_cast<uint32_t>(v.size());
+    for (size_t k = 0; k < v.size(); ++k) {
+      V shp = v.item(k);
+      if (k) text += ", ";
+      text += '[';
+      mixin(0xabcdefull);
+      int64_t numel = 1;
+      size_t dims = shp.is_seq() ? shp.size() : 0;
+      for (size_t d = 0; d < dims; ++d) {
+        V dim = shp.item(d);
+        const int64_t x = dim.is_int() ? dim.i64() : 0;
+        mixin(static_cast<uint64_t>(x));
+        if (d) text += ", ";
+        text += std::to_string(x);
+        numel = (x > 0 && numel <= (int64_t{1} << 62) / x) ? numel * x : (x > 0 ? numel : 0);
+      }
+      text += ']';
+      if (dims == 0) numel = 0;
+      if (k == 0) {
+        s.first_numel = numel;
+        s.first_empty = dims == 0;
+      }
+      s.total_numel += numel;
+    }
+  }
+  text += ']';
+  s.hash = h;
+  s.text = std::move(text);
+  return s;
+}
+
+// dtypes: a list of names, or (in fr_trace's own tests) a bare string.
+template <class V>
+std::string dtypes_of(const V& v) {
+  std::vector<std::string> names;
+  if (v.is_str()) names.emplace_back(v.str());
+  else if (v.is_seq())
+    for (size_t k = 0; k < v.size(); ++k) {
+      V x = v.item(k);
+      if (x.is_str()) names.emplace_back(x.str());
+      else if (x.is_num()) names.push_back(std::to_string(x.i64()));  // 2024 dumps wrote ScalarType ints
+    }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string out;
+  for (const auto& n : names) {
+    if (n.empty()) continue;
+    if (!out.empty()) out += ',';
+    out += n;
+  }
+  return out;
+}
+
+template <class V>
+std::string stack_of(const V& frames) {
+  std::string out;
+  const size_t n = std::min<size_t>(frames.size(), 24);  // enough to show the call site
+  for (size_t k = 0; k < n; ++k) {
+    V f = frames.item(k);
+    if (!f.is_dict()) continue;
+    if (!out.empty()) out += '\n';
+    out += std::string(f.get("name").str());
+    out += " at ";
+    out += std::string(f.get("filename").str());
+    out += ':';
+    V line = f.get("line");
+    out += line.is_num() ? std::to_string(line.i64()) : std::string("?");
+  }
+  return out;
+}
+
+FrState state_of(std::string_view s) {
+  if (s == "scheduled") return FrState::scheduled;
+  if (s == "started") return FrState::started;
+  if (s == "completed") return FrState::completed;
+  return FrState::unknown;
+}
+
+template <class V>
+void decode_entry(const V& e, RankDump& out) {
+  FrEntry r;
+  r.record_id = int_field(e, "record_id", static_cast<int64_t>(out.entries.size()));
+  r.collective_seq = int_field(e, "collective_seq_id", 0);
+  r.p2p_seq = int_field(e, "p2p_seq_id", 0);
+  r.op_id = int_field(e, "op_id", 0);
+  r.time_created_ns = time_field(e, "time_created_ns");
+  r.time_started_ns = time_field(e, "time_discovered_started_ns");
+  r.time_completed_ns = time_field(e, "time_discovered_completed_ns");
+  V dur = e.get("duration_ms");
+  if (dur.is_num()) r.duration_ms = static_cast<float>(dur.f64());
+  V pg = e.get("process_group");
+  std::string_view pg_name, pg_desc;
+  if (pg.is_seq() && pg.size() >= 1) {
+    pg_name = pg.item(0).str();
+    if (pg.size() >= 2) pg_desc = pg.item(1).str();
+  } else if (pg.is_str()) {
+    pg_name = pg.str();
+  }
+  if (pg_name.empty()) {
+    // No process_group: fall back to the local pg_id so entries still group.
+    V pid = e.get("pg_id");
+    static thread_local std::string tmp;
+    tmp = pid.is_num() ? std::to_string(pid.i64()) : std::string("0");
+    r.pg = out.intern_pg(tmp, pg_desc);
+  } else {
+    r.pg = out.intern_pg(pg_name, pg_desc);
+  }
+  r.name = out.intern_string(e.get("profiling_name").str());
+  r.in_shapes = out.intern_shape(shapes_of(e.get("input_sizes")));
+  r.out_shapes = out.intern_shape(shapes_of(e.get("output_sizes")));
+  r.in_dtypes = out.intern_string(dtypes_of(e.get("input_dtypes")));
+  r.out_dtypes = out.intern_string(dtypes_of(e.get("output_dtypes")));
+  V frames = e.get("frames");
+  if (frames.is_seq() && frames.size() > 0) r.stack = out.intern_stack(stack_of(frames));
+  r.state = state_of(e.get("state").str());
+  r.is_p2p = e.get("is_p2p").truthy();
+  r.retired = e.get("retired").truthy();
+  out.entries.push_back(r);
+}
+
+std::vector<int> parse_ranks_text(std::string_view s, bool& ok) {
+  // "[0, 1, 2]" (a Python list's repr); also accepts "0,1,2".
+  std::vector<int> out;
+  ok = true;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if ((c >= '0' && c <= '9') || c == '-') {
+      int v = 0;
+      auto r = std::from_chars(s.data() + i, s.data() + s.size(), v);
+      if (r.ec != std::errc()) {
+        ok = false;
+        return out;
+      }
+      out.push_back(v);
+      i = static_cast<size_t>(r.ptr - s.data());
+    } else if (c == '[' || c == ']' || c == ',' || c == ' ' || c == '(' || c == ')') {
+      ++i;
+    } else {
+      ok = false;
+      return out;
+    }
+  }
+  return out;
+}
+
+template <class V>
+void decode_pg_config_item(std::string_view key, const V& val, RankDump& out) {
+  PgConfig c;
+  c.name = std::string(val.get("name").is_str() ? val.get("name").str() : key);
+  c.desc = std::string(val.get("desc").str());
+  V ranks = val.get("ranks");
+  if (ranks.is_str()) {
+    bool ok = false;
+    c.ranks = parse_ranks_text(ranks.str(), ok);
+    c.ranks_known = ok;
+  } else if (ranks.is_seq()) {
+    c.ranks_known = true;
+    for (size_t k = 0; k < ranks.size(); ++k)
+      if (ranks.item(k).is_num()) c.ranks.push_back(static_cast<int>(ranks.item(k).i64()));
+  }
+  out.pg_configs.push_back(std::move(c));
+}
+
+Status check_version(const std::string& v, const std::string& file) {
+  if (v.empty()) return Ok{};
+  auto mv = parse_version(v);
+  if (!mv) return make_error(fmt::format("unknown flight-recorder version \"{}\" (expected major.minor, e.g. 2.10)", v), file);
+  if (mv->first != 2)
+    return make_error(fmt::format("unsupported flight-recorder version {} (this reader knows 2.x)", v), file);
+  return Ok{};
+}
+
+// Fast path for pickles. PyTorch memoises strings by value, so every key,
+// profiling name, dtype and state string is one node referenced by index from
+// every entry, and frame dicts are shared by identity: decoded values are
+// cached per node index, and most entries cost a few table lookups.
+enum Field : int8_t {
+  kUnknownField = -1, kRecordId, kCollSeq, kP2pSeq, kOpId, kCreated, kStarted, kCompleted, kDuration, kPg, kPgId,
+  kName, kInSizes, kOutSizes, kInDtypes, kOutDtypes, kFrames, kState, kIsP2p, kRetired, kNumFields
+};
+
+Field field_of(std::string_view k) {
+  static const std::pair<std::string_view, Field> table[] = {
+      {"record_id", kRecordId}, {"collective_seq_id", kCollSeq}, {"p2p_seq_id", kP2pSeq}, {"op_id", kOpId},
+      {"time_created_ns", kCreated}, {"time_discovered_started_ns", kStarted},
+      {"time_discovered_completed_ns", kCompleted}, {"duration_ms", kDuration}, {"process_group", kPg},
+      {"pg_id", kPgId}, {"profiling_name", kName}, {"input_sizes", kInSizes}, {"output_sizes", kOutSizes},
+      {"input_dtypes", kInDtypes}, {"output_dtypes", kOutDtypes}, {"frames", kFrames}, {"state", kState},
+      {"is_p2p", kIsP2p}, {"retired", kRetired}};
+  for (const auto& [n, f] : table)
+    if (n == k) return f;
+  return kUnknownField;
+}
+
+class PickleEntryDecoder {
+ public:
+  PickleEntryDecoder(const PickleDoc& d, RankDump& out) : d_(d), out_(out) {}
+
+  void decode(const PNode& e) {
+    const PNode* f[kNumFields] = {};
+    for (size_t k = 0; k + 1 < e.kids.size(); k += 2) {
+      const Field id = field(e.kids[k]);
+      if (id != kUnknownField) f[id] = &d_.at(e.kids[k + 1]);
+    }
+    FrEntry r;
+    r.record_id = num(f[kRecordId], static_cast<int64_t>(out_.entries.size()));
+    r.collective_seq = num(f[kCollSeq], 0);
+    r.p2p_seq = num(f[kP2pSeq], 0);
+    r.op_id = num(f[kOpId], 0);
+    r.time_created_ns = time(f[kCreated]);
+    r.time_started_ns = time(f[kStarted]);
+    r.time_completed_ns = time(f[kCompleted]);
+    if (f[kDuration] && (f[kDuration]->type == PType::floating || f[kDuration]->type == PType::integer))
+      r.duration_ms = static_cast<float>(f[kDuration]->type == PType::floating ? f[kDuration]->d : static_cast<double>(f[kDuration]->i));
+    r.pg = pg(f[kPg], f[kPgId]);
+    r.name = str_id(f[kName]);
+    r.in_shapes = shape_id(f[kInSizes]);
+    r.out_shapes = shape_id(f[kOutSizes]);
+    r.in_dtypes = dtype_id(f[kInDtypes]);
+    r.out_dtypes = dtype_id(f[kOutDtypes]);
+    if (f[kFrames] && f[kFrames]->type == PType::list && !f[kFrames]->kids.empty()) r.stack = stack_id(*f[kFrames]);
+    r.state = f[kState] && f[kState]->type == PType::string ? state_of(f[kState]->s) : FrState::unknown;
+    r.is_p2p = truthy(f[kIsP2p]);
+    r.retired = truthy(f[kRetired]);
+    out_.entries.push_back(r);
+  }
+
+ private:
+  const PickleDoc& d_;
+  RankDump& out_;
+  std::unordered_map<uint32_t, Field> fields_;
+  std::unordered_map<uint32_t, uint32_t> strs_, pgs_, dtypes_;
+  std::unordered_map<std::string, uint32_t> stacks_;  // key: frame node ids
+
+  Field field(uint32_t node) {
+    auto it = fields_.find(node);
+    if (it != fields_.end()) return it->second;
+    const PNode& n = d_.at(node);
+    const Field f = n.type == PType::string ? field_of(n.s) : kUnknownField;
+    fields_.emplace(node, f);
+    return f;
+  }
+  static bool truthy(const PNode* n) { return n && (n->type == PType::boolean || n->type == PType::integer) && n->i != 0; }
+  static int64_t num(const PNode* n, int64_t fallback) {
+    if (!n) return fallback;
+    if (n->type == PType::integer || n->type == PType::boolean) return n->i;
+    if (n->type == PType::floating) return static_cast<int64_t>(n->d);
+    if (n->type == PType::string) {
+      int64_t v = 0;
+      auto r = std::from_chars(n->s.data(), n->s.data() + n->s.size(), v);
+      if (r.ec == std::errc() && r.ptr == n->s.data() + n->s.size()) return v;
+    }
+    return fallback;
+  }
+  static int64_t time(const PNode* n) {
+    if (!n || (n->type != PType::integer && n->type != PType::floating)) return kNoTime;
+    const int64_t t = num(n, kNoTime);
+    return t > 0 ? t : kNoTime;
+  }
+  uint32_t str_id(const PNode* n) {
+    if (!n || n->type != PType::string) return out_.intern_string("");
+    const auto node = static_cast<uint32_t>(n - d_.nodes.data());
+    auto it = strs_.find(node);
+    if (it != strs_.end()) return it->second;
+    const uint32_t id = out_.intern_string(n->s);
+    strs_.emplace(node, id);
+    return id;
+  }
+  uint32_t pg(const PNode* n, const PNode* pg_id) {
+    if (n && (n->type == PType::tuple || n->type == PType::list) && !n->kids.empty()) {
+      const auto node = static_cast<uint32_t>(n - d_.nodes.data());
+      // A tuple per entry, but its strings are memoised: key by the name node.
+      const uint32_t name_node = n->kids[0];
+      const uint32_t desc_node = n->kids.size() > 1 ? n->kids[1] : name_node;
+      const uint32_t key = name_node * 2654435761u ^ desc_node;
+      (void)node;
+      auto it = pgs_.find(key);
+      if (it != pgs_.end() && out_.pgs[it->second].name == d_.at(name_node).s) return it->second;
+      const std::string_view desc = n->kids.size() > 1 ? std::string_view(d_.at(desc_node).s) : std::string_view();
+      const uint32_t id = out_.intern_pg(d_.at(name_node).s, desc);
+      pgs_[key] = id;
+      return id;
+    }
+    if (n && n->type == PType::string) return out_.intern_pg(n->s, "");
+    return out_.intern_pg(pg_id && pg_id->type == PType::integer ? std::to_string(pg_id->i) : std::string("0"), "");
+  }
+  uint32_t shape_id(const PNode* n) {
+    // Hash the dims without building text; text only for a new shape.
+    uint64_t h = 1469598103934665603ull;
+    auto mixin = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    ShapeInfo s;
+    if (n && (n->type == PType::list || n->type == PType::tuple)) {
+      s.count = static_cast<uint32_t>(n->kids.size());
+      for (size_t k = 0; k < n->kids.size(); ++k) {
+        const PNode& shp = d_.at(n->kids[k]);
+        mixin(0xabcdefull);
+        int64_t numel = 1;
+        size_t dims = 0;
+        if (shp.type == PType::list || shp.type == PType::tuple) {
+          dims = shp.kids.size();
+          for (uint32_t dk : shp.kids) {
+            const PNode& dim = d_.at(dk);
+            const int64_t x = (dim.type == PType::integer || dim.type == PType::boolean) ? dim.i : 0;
+            mixin(static_cast<uint64_t>(x));
+            numel = (x > 0 && numel <= (int64_t{1} << 62) / x) ? numel * x : (x > 0 ? numel : 0);
+          }
+        }
+        if (dims == 0) numel = 0;
+        if (k == 0) {
+          s.first_numel = numel;
+          s.first_empty = dims == 0;
+        }
+        s.total_numel += numel;
+      }
+    }
+    auto it = out_.shape_index_.find(h);
+    if (it != out_.shape_index_.end()) return it->second;
+    return out_.intern_shape(shapes_of(PView{&d_, n}));
+  }
+  uint32_t dtype_id(const PNode* n) {
+    if (!n) return out_.intern_string("");
+    const auto node = static_cast<uint32_t>(n - d_.nodes.data());
+    if (n->type == PType::list && n->kids.size() == 1) {
+      // The common case: one tensor; key by its memoised string node.
+      auto it = dtypes_.find(n->kids[0]);
+      if (it != dtypes_.end()) return it->second;
+      const uint32_t id = out_.intern_string(dtypes_of(PView{&d_, n}));
+      dtypes_.emplace(n->kids[0], id);
+      return id;
+    }
+    (void)node;
+    return out_.intern_string(dtypes_of(PView{&d_, n}));
+  }
+  uint32_t stack_id(const PNode& frames) {
+    std::string key;
+    key.reserve(frames.kids.size() * 4);
+    for (uint32_t k : frames.kids) key.append(reinterpret_cast<const char*>(&k), sizeof k);
+    auto it = stacks_.find(key);
+    if (it != stacks_.end()) return it->second;
+    const uint32_t id = out_.intern_stack(stack_of(PView{&d_, &frames}));
+    stacks_.emplace(std::move(key), id);
+    return id;
+  }
+};
+
+}  // namespace
+
+Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& file) {
+  RankDump out;
+  out.file = file;
+  PView root{&doc, &doc.at(doc.root)};
+  PView entries;
+  if (root.is_seq()) {
+    entries = root;  // Oct 2023: a bare list of entries
+  } else if (root.is_dict()) {
+    PView v = root.get("version");
+    if (v.ok() && !v.is_str()) return make_error("\"version\" is not a string", file);
+    out.version = std::string(v.str());
+    if (auto st = check_version(out.version, file); !st) return st.error();
+    PView clv = root.get("comm_lib_version");
+    if (!clv.ok()) clv = root.get("nccl_version");
+    out.comm_lib_version = std::string(clv.str());
+    PView cfg = root.get("pg_config");
+    for (size_t k = 0; k < cfg.dict_size(); ++k)
+      if (cfg.dict_val(k).is_dict()) decode_pg_config_item(cfg.dict_key(k).str(), cfg.dict_val(k), out);
+    entries = root.get("entries");
+    out.has_entries_key = entries.ok();
+    if (entries.ok() && !entries.is_seq()) return make_error("\"entries\" is not a list", file);
+  } else {
+    return make_error("not a flight-recorder dump (top level is neither a dict nor a list)", file);
+  }
+  out.entries.reserve(entries.size());
+  PickleEntryDecoder dec(doc, out);
+  for (size_t k = 0; k < entries.size(); ++k) {
+    PView e = entries.item(k);
+    if (e.is_dict()) dec.decode(*e.n);
+  }
+  return out;
+}
+
+Result<RankDump> decode_json_dump(const nlohmann::json& doc, const std::string& file) {
+  RankDump out;
+  out.file = file;
+  JView root{&doc};
+  if (!root.is_dict()) return make_error("not a flight-recorder dump (JSON top level is not an object)", file);
+  JView v = root.get("version");
+  if (v.ok() && !v.is_str()) return make_error("\"version\" is not a string", file);
+  out.version = std::string(v.str());
+  if (auto st = check_version(out.version, file); !st) return st.error();
+  JView clv = root.get("comm_lib_version");
+  if (!clv.ok()) clv = root.get("nccl_version");
+  out.comm_lib_version = std::string(clv.str());
+  JView cfg = root.get("pg_config");
+  if (cfg.is_dict())
+    for (const auto& [k, val] : cfg.j->items())
+      if (val.is_object()) decode_pg_config_item(k, JView{&val}, out);
+  JView entries = root.get("entries");
+  out.has_entries_key = entries.ok();
+  if (entries.ok() && !entries.is_seq()) return make_error("\"entries\" is not a list", file);
+  for (size_t k = 0; k < entries.size(); ++k) {
+    JView e = entries.item(k);
+    if (e.is_dict()) decode_entry(e, out);
+  }
+  // JSON keys are sorted, not in record order: restore record order.
+  std::stable_sort(out.entries.begin(), out.entries.end(),
+                   [](const FrEntry& a, const FrEntry& b) { return a.record_id < b.record_id; });
+  return out;
+}
+
+Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file) {
+  size_t i = 0;
+  while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t')) ++i;
+  if (i < bytes.size() && bytes[i] == '{') {
+    // nlohmann's parser is recursive: bound nesting before handing it the text.
+    int depth = 0, max_depth = 0;
+    bool in_str = false, esc = false;
+    for (size_t k = i; k < bytes.size(); ++k) {
+      const char c = bytes[k];
+      if (in_str) {
+        if (esc) esc = false;
+        else if (c == '\\') esc = true;
+        else if (c == '"') in_str = false;
+        continue;
+      }
+      if (c == '"') in_str = true;
+      else if (c == '{' || c == '[') max_depth = std::max(max_depth, ++depth);
+      else if (c == '}' || c == ']') --depth;
+    }
+    if (max_depth > kMaxDepth) return make_error(fmt::format("JSON nesting deeper than {}", kMaxDepth), file);
+    auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    if (j.is_discarded()) return make_error("malformed JSON flight-recorder dump", file);
+    return decode_json_dump(j, file);
+  }
+  auto doc = parse_pickle(bytes);
+  if (!doc) return make_error("bad pickle: " + doc.error().message, file);
+  return decode_pickle_dump(*doc, file);
+}
+
+}  // namespace ccdiag::fr
