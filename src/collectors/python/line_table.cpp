@@ -23,6 +23,7 @@ int line_for_offset_310(std::string_view t, int firstlineno, int64_t addrq) {
       }
     } while (start == end);
   }
+  if (ar_line > INT32_MAX || ar_line < 0) return -1;
   return static_cast<int>(ar_line);
 }
 
@@ -73,8 +74,8 @@ int line_for_offset_311(std::string_view t, int firstlineno, int64_t addrq) {
     ++p;
     while (p < t.size() && !(static_cast<uint8_t>(t[p]) & 0x80)) ++p;
   }
-  // Bound the result to int; a hostile table cannot overflow past that.
-  if (ar_line > INT32_MAX || ar_line < INT32_MIN) return -1;
+  // Real lines are >= 0; a garbage table can compute anything: "no line".
+  if (ar_line > INT32_MAX || ar_line < 0) return -1;
   return static_cast<int>(ar_line);
 }
 

@@ -16,7 +16,8 @@
 
 namespace ccdiag::python {
 
-// Line for byte offset `addrq` into the bytecode (3.10: f_lasti * 2).
+// Line for byte offset `addrq` into the bytecode (3.10: f_lasti * 2), or -1
+// (no line, also for a computed line < 0 from a corrupt table).
 // addrq < 0 -> firstlineno (frame not started), like PyCode_Addr2Line.
 int line_for_offset_310(std::string_view table, int firstlineno, int64_t addrq);
 int line_for_offset_311(std::string_view table, int firstlineno, int64_t addrq);
