@@ -175,6 +175,26 @@ class PythonStacksLive(unittest.TestCase):
             # The activity line names where the rank is in Python.
             self.assertRegex(p.stdout.splitlines()[0], r"at py_stuck_target\.py:\d+ in block_main$")
 
+    def test_unsupported_interpreter_says_why_and_keeps_native_stack(self):
+        old = []
+        try:
+            root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=20).stdout.strip()
+            old = sorted(glob.glob(os.path.join(root, "versions", "3.[6-9].*", "bin", "python3.[6-9]"))) if root else []
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        if not old:
+            self.skipTest("no CPython older than 3.10 present")
+        minor, _ = version_of(old[-1])
+        with Stuck(old[-1]) as t:
+            p = run(["stacks", str(t.pid)], timeout=90)
+            self.assertIn(p.returncode, (0, 3), p.stderr)
+            self.assertIn(f"! Python frames unavailable: CPython 3.{minor} not supported", p.stdout)
+            self.assertIn("__futex_abstimed_wait_common", p.stdout)  # the native stack is still there
+            self.assertNotIn("[python]", p.stdout)
+            doc = json.loads(run(["stacks", str(t.pid), "--json"], timeout=90).stdout)
+            validate(doc, "stacks.schema.json")
+            self.assertIn(f"CPython 3.{minor} not supported", doc["processes"][0]["python"]["error"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -175,7 +175,7 @@ void add_python_frames(const SysRoot& root, ProcessStacks& ps) {
   } else if (auto l = static_layout(loc->minor)) {
     layout = *l;
   } else {
-    layout = make_error(fmt::format("CPython 3.{} not supported", loc->minor));
+    layout = make_error(fmt::format("CPython 3.{} not supported (3.10-3.14 are)", loc->minor));
   }
   if (!layout) {
     ps.python_error = layout.error().message;
