@@ -36,12 +36,19 @@ void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, cons
     out << fmt::format("pid {}{} ({}): {} threads, paused {:.1f} ms — {}\n", p.pid,
                        p.rank ? fmt::format(" rank {}", *p.rank) : "", p.comm, p.threads.size(), p.pause_ms,
                        p.activity);
+    if (!p.python_error.empty()) out << "  ! Python frames unavailable: " << p.python_error << '\n';
     for (const auto& pr : p.problems) out << "  ! " << pr << '\n';
     for (const auto& t : p.threads) {
-      out << fmt::format("  thread {} \"{}\" [{}] {} {}{}\n", t.tid, t.name, t.role, t.state,
-                         t.blocked_in, t.capture == "stopped" || t.capture.empty() ? "" : " (" + t.capture + ")");
+      out << fmt::format("  thread {} \"{}\" [{}] {} {}{}{}\n", t.tid, t.name, t.role, t.state,
+                         t.blocked_in, t.capture == "stopped" || t.capture.empty() ? "" : " (" + t.capture + ")",
+                         t.holds_gil ? " [holds GIL]" : "");
       int i = 0;
       for (const auto& f : t.frames) {
+        if (f.kind == "python") {
+          out << fmt::format("    #{:<2} {:>18} {} ({}:{})\n", i++, "[python]", f.function, f.file.value_or("?"),
+                             f.line ? std::to_string(*f.line) : "???");
+          continue;
+        }
         out << fmt::format("    #{:<2} 0x{:016x} {}", i++, f.pc, f.function.empty() ? "??" : f.function);
         if (!f.module.empty()) out << " (" << f.module << ")";
         if (f.file) out << " at " << *f.file << ":" << f.line.value_or(0);

@@ -136,3 +136,18 @@ TEST_CASE("census findings from stacks.process evidence of bundles", "[census]")
   CHECK(odd[0]->subject.rank == std::optional<int>(2));
   CHECK(odd[0]->subject.host == std::optional<std::string>("node8"));
 }
+
+TEST_CASE("census names a Python rank by its innermost Python frame", "[census][python]") {
+  ccdiag::ThreadStack t;
+  t.tid = 5;
+  t.syscall = "futex";
+  ccdiag::StackFrame native;
+  native.function = "__futex_abstimed_wait_common";
+  ccdiag::StackFrame py;
+  py.kind = "python";
+  py.function = "Trainer.evaluate";
+  py.file = "/srv/job/train.py";
+  py.line = 212;
+  t.frames = {native, py};
+  CHECK(ccdiag::thread_activity(t) == "in a user futex at train.py:212 in Trainer.evaluate");
+}

@@ -130,6 +130,14 @@ std::string thread_activity(const ThreadStack& t) {
     else if (t.state == "T" || t.state == "t") what = "stopped";
     else what = "in user code";
   }
+  // A Python rank: its innermost Python frame says more than any native one
+  // ("in a user futex at train.py:212 in Trainer.evaluate").
+  for (const auto& f : t.frames)
+    if (f.kind == "python") {
+      std::string file = f.file.value_or("?");
+      if (const size_t s = file.rfind('/'); s != std::string::npos) file = file.substr(s + 1);
+      return what + " at " + file + ":" + (f.line ? std::to_string(*f.line) : "???") + " in " + f.function;
+    }
   const std::string app = app_frame(t);
   if (!app.empty() && what.find(app) == std::string::npos) what += " (under " + app + ")";
   return what;

@@ -36,6 +36,8 @@ void to_json(nlohmann::json& j, const ThreadStack& t) {
                      {"frames", t.frames}};
   if (!t.unwind_error.empty()) j["unwind_error"] = t.unwind_error;
   if (!t.kernel_stack.empty()) j["kernel_stack"] = t.kernel_stack;
+  if (t.py_thread_id)
+    j["python"] = nlohmann::json{{"thread_id", fmt::format("0x{:x}", *t.py_thread_id)}, {"holds_gil", t.holds_gil}};
 }
 
 void from_json(const nlohmann::json& j, ThreadStack& t) {
@@ -54,6 +56,10 @@ void from_json(const nlohmann::json& j, ThreadStack& t) {
   if (j.contains("kernel_stack") && j["kernel_stack"].is_array())
     for (const auto& k : j["kernel_stack"])
       if (k.is_string()) t.kernel_stack.push_back(k.get<std::string>());
+  if (j.contains("python") && j["python"].is_object()) {
+    t.py_thread_id = std::strtoull(j["python"].value("thread_id", "0x0").c_str(), nullptr, 16);
+    t.holds_gil = j["python"].value("holds_gil", false);
+  }
 }
 
 void to_json(nlohmann::json& j, const ProcessStacks& p) {
@@ -66,6 +72,8 @@ void to_json(nlohmann::json& j, const ProcessStacks& p) {
                      {"threads", p.threads},
                      {"problems", p.problems}};
   if (p.host) j["host"] = *p.host;
+  if (!p.python_version.empty() || !p.python_error.empty())
+    j["python"] = nlohmann::json{{"version", p.python_version}, {"error", p.python_error}};
 }
 
 void from_json(const nlohmann::json& j, ProcessStacks& p) {
@@ -81,6 +89,10 @@ void from_json(const nlohmann::json& j, ProcessStacks& p) {
   if (j.contains("problems") && j["problems"].is_array())
     for (const auto& s : j["problems"])
       if (s.is_string()) p.problems.push_back(s.get<std::string>());
+  if (j.contains("python") && j["python"].is_object()) {
+    p.python_version = j["python"].value("version", "");
+    p.python_error = j["python"].value("error", "");
+  }
 }
 
 }  // namespace ccdiag

@@ -34,6 +34,8 @@ struct ThreadStack {
   std::vector<StackFrame> frames;      // innermost first
   std::string unwind_error;            // why the stack ended early, "" when it ended at a root
   std::vector<std::string> kernel_stack;  // D-state threads only, /proc/.../stack (root only), innermost first
+  std::optional<uint64_t> py_thread_id;  // CPython thread state's thread_id (pthread_t) when it has one
+  bool holds_gil = false;                // this thread holds the GIL right now
 };
 
 struct ProcessStacks {
@@ -46,6 +48,8 @@ struct ProcessStacks {
   std::string activity;                // one line: "in recv on a socket (under wait_for_peer)"
   std::vector<ThreadStack> threads;
   std::vector<std::string> problems;   // "thread 123 not stopped (D, kernel_clone)", exec during capture ...
+  std::string python_version;          // "3.11.2" when a CPython runtime was read
+  std::string python_error;            // why Python frames are unavailable ("" when read or not Python)
 };
 
 void to_json(nlohmann::json& j, const StackFrame& f);

@@ -10,6 +10,7 @@
 
 #include "analysis/census/roles.hpp"
 #include "collectors/proc/proc_parse.hpp"
+#include "collectors/python/python_stacks.hpp"
 #include "collectors/stacks/unwind.hpp"
 #include "sys/memory_reader.hpp"
 
@@ -199,6 +200,8 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
       }
     }
   }
+  // 5. Python frames (after the stop: a stuck rank's Python state is stable).
+  if (opts.python && !cap->exec_during_capture) python::add_python_frames(root, ps);
   std::sort(ps.threads.begin(), ps.threads.end(), [](const ThreadStack& a, const ThreadStack& b) { return a.tid < b.tid; });
   assign_roles(ps);
   ps.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_begin).count();

@@ -24,6 +24,7 @@ namespace ccdiag {
 struct StacksOptions {
   bool file_lines = true;
   bool runtime_lines = false;  // file:line for libc/ld.so/libstdc++ frames too (slow: separate debuginfo)
+  bool python = true;           // interleave CPython frames (collectors/python/)
   CaptureOptions capture;
 };
 
