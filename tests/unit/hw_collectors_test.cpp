@@ -221,11 +221,11 @@ TEST_CASE("config parsers: /proc/<pid>/limits memlock row, kernel release, rank 
   CHECK_FALSE(parse_memlock_limit("Max locked memory         lots"));
   CHECK(kernel_major_minor("6.5.0-45-generic") == std::make_pair(6, 5));
   CHECK_FALSE(kernel_major_minor("garbage"));
-  RankProcess p;
+  ConfigRankProcess p;
   CHECK(rank_from_environ(std::string("PATH=/bin\0RANK=12\0LOCAL_RANK=4\0SECRET=x\0", 42), p));
   CHECK(p.rank == 12);
   CHECK(p.local_rank == 4);
-  RankProcess none;
+  ConfigRankProcess none;
   CHECK_FALSE(rank_from_environ(std::string("PATH=/bin\0RANK=abc\0", 19), none));
   CHECK(tgid_from_status("Name:\tpt_main_thread\nTgid:\t48211\nPid:\t48212\n") == 48211);
 }

@@ -129,8 +129,8 @@ std::vector<SequencePicture> pictures(const FleetInput& in) {
   return out;
 }
 
-std::vector<CensusGroup> census(const std::vector<RankStack>& stacks) {
-  std::map<std::string, CensusGroup> groups;
+std::vector<FleetCensusGroup> census(const std::vector<RankStack>& stacks) {
+  std::map<std::string, FleetCensusGroup> groups;
   std::map<std::string, std::set<std::string>> hosts;
   for (const auto& s : stacks) {
     auto& g = groups[s.signature];
@@ -138,7 +138,7 @@ std::vector<CensusGroup> census(const std::vector<RankStack>& stacks) {
     g.ranks.push_back(s.rank);
     hosts[s.signature].insert(s.host);
   }
-  std::vector<CensusGroup> out;
+  std::vector<FleetCensusGroup> out;
   size_t largest = 0;
   for (auto& [sig, g] : groups) {
     std::sort(g.ranks.begin(), g.ranks.end());
@@ -146,7 +146,7 @@ std::vector<CensusGroup> census(const std::vector<RankStack>& stacks) {
     largest = std::max(largest, g.ranks.size());
     out.push_back(std::move(g));
   }
-  std::sort(out.begin(), out.end(), [](const CensusGroup& a, const CensusGroup& b) {
+  std::sort(out.begin(), out.end(), [](const FleetCensusGroup& a, const FleetCensusGroup& b) {
     if (a.ranks.size() != b.ranks.size()) return a.ranks.size() > b.ranks.size();
     return a.signature < b.signature;
   });

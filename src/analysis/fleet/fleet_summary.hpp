@@ -63,7 +63,7 @@ struct SequencePicture {
   std::vector<RankRow> rows;            // every rank 0..group_size-1, by rank
 };
 
-struct CensusGroup {
+struct FleetCensusGroup {
   std::string signature;
   std::vector<int> ranks;               // sorted
   std::vector<std::string> hosts;       // distinct, sorted
@@ -75,7 +75,7 @@ struct FleetSummary {
   std::vector<const HostSummary*> not_answered;
   std::vector<HostDifference> differences;
   std::vector<SequencePicture> sequences;
-  std::vector<CensusGroup> census;      // largest first
+  std::vector<FleetCensusGroup> census;      // largest first
   const std::vector<HostSummary>* hosts = nullptr;
 };
 

@@ -15,7 +15,7 @@ std::optional<int> to_int(std::string_view v) {
 }
 }  // namespace
 
-bool rank_from_environ(std::string_view env, RankProcess& out) {
+bool rank_from_environ(std::string_view env, ConfigRankProcess& out) {
   while (!env.empty()) {
     const size_t z = env.find('\0');
     std::string_view kv = env.substr(0, z);
@@ -55,7 +55,7 @@ RankScan find_rank_processes(const SysRoot& root, size_t max_processes) {
       ++scan.unreadable;
       continue;
     }
-    RankProcess p;
+    ConfigRankProcess p;
     if (!rank_from_environ(*env, p)) continue;
     p.pid = std::stoll(name);
     p.comm = root.read_line("/proc/" + name + "/comm").value_or("");
@@ -65,9 +65,9 @@ RankScan find_rank_processes(const SysRoot& root, size_t max_processes) {
   }
   // Dataloader workers and other children inherit RANK from their rank: keep
   // the topmost process of each rank only.
-  std::vector<RankProcess> kept;
+  std::vector<ConfigRankProcess> kept;
   for (const auto& p : scan.ranks) {
-    const bool child_of_same_rank = std::any_of(scan.ranks.begin(), scan.ranks.end(), [&](const RankProcess& q) {
+    const bool child_of_same_rank = std::any_of(scan.ranks.begin(), scan.ranks.end(), [&](const ConfigRankProcess& q) {
       return q.pid == p.ppid && q.rank == p.rank && q.local_rank == p.local_rank;
     });
     if (!child_of_same_rank) kept.push_back(p);

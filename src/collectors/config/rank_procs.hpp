@@ -18,7 +18,7 @@
 
 namespace ccdiag {
 
-struct RankProcess {
+struct ConfigRankProcess {
   int64_t pid = 0;
   std::optional<int> rank;
   std::optional<int> local_rank;
@@ -29,7 +29,7 @@ struct RankProcess {
 
 // Children that inherited their parent's RANK (dataloader workers) are dropped.
 struct RankScan {
-  std::vector<RankProcess> ranks;
+  std::vector<ConfigRankProcess> ranks;
   size_t unreadable = 0;  // processes whose environ we could not read
 };
 
@@ -37,7 +37,7 @@ RankScan find_rank_processes(const SysRoot& root, size_t max_processes = 65536);
 
 // Pure: the RANK / LOCAL_RANK / CUDA_VISIBLE_DEVICES values of a NUL-separated
 // environ block; false when it names no rank.
-bool rank_from_environ(std::string_view environ, RankProcess& out);
+bool rank_from_environ(std::string_view environ, ConfigRankProcess& out);
 
 // "Tgid:\t1234" of /proc/<id>/status: the process a thread id belongs to.
 std::optional<int64_t> tgid_from_status(std::string_view status);

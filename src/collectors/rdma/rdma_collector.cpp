@@ -79,7 +79,7 @@ std::optional<int64_t> read_int(const SysRoot& root, const std::string& p) {
 // QP owners: the netlink PID may be the proxy thread; map it to its process.
 void attribute_qps(const SysRoot& root, json& qps) {
   const auto ranks = find_rank_processes(root);
-  std::map<int64_t, const RankProcess*> by_pid;
+  std::map<int64_t, const ConfigRankProcess*> by_pid;
   for (const auto& r : ranks.ranks) by_pid[r.pid] = &r;
   for (auto& q : qps) {
     if (!q.contains("pid")) continue;
