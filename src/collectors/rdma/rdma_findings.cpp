@@ -23,13 +23,27 @@ Finding base(const Evidence& e, const char* id, Severity sev, Layer layer, std::
   return f;
 }
 
+// Port states as the collector stores them ("ACTIVE"), also accepting the raw
+// sysfs form ("4: ACTIVE") that hand-written or older bundles carry.
+std::string enum_name(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  if (it == d.end() || !it->is_string()) return "";
+  std::string v = it->get<std::string>();
+  if (auto colon = v.find(": "); colon != std::string::npos && colon > 0 &&
+      v.find_first_not_of("0123456789") == colon)
+    v.erase(0, colon + 2);
+  return v;
+}
+
 std::string port_name(const Evidence& e) {
-  return fmt::format("{}/{}", e.data.value("device", e.subject.nic.value_or("?")), e.data.value("port", 0));
+  const int port = e.data.contains("port") && e.data["port"].is_number_integer() ? e.data["port"].get<int>()
+                                                                                  : e.subject.port.value_or(0);
+  return fmt::format("{}/{}", e.data.value("device", e.subject.nic.value_or("?")), port);
 }
 
 void port_findings(const Evidence& e, double majority_gbps, std::vector<Finding>& out) {
   const auto& d = e.data;
-  const std::string state = d.value("state", ""), phys = d.value("phys_state", "");
+  const std::string state = enum_name(d, "state"), phys = enum_name(d, "phys_state");
   const std::string ll = d.value("link_layer", "");
   if (state.empty() && phys.empty()) return;
   if (phys == "LinkErrorRecovery") {
@@ -205,7 +219,7 @@ std::vector<Finding> rdma_findings(const std::vector<Evidence>& evidence) {
   // The host's majority rate among ACTIVE ports (per host: bundles of many hosts).
   std::map<std::string, std::map<double, int>> rates;
   for (const auto& e : evidence)
-    if (e.kind == "rdma.port" && e.availability.is_ok() && e.data.value("state", "") == "ACTIVE")
+    if (e.kind == "rdma.port" && e.availability.is_ok() && enum_name(e.data, "state") == "ACTIVE")
       ++rates[e.subject.host.value_or("")][e.data.value("rate_gbps", 0.0)];
   std::map<std::string, double> majority;  // the rate most ACTIVE ports share; ties -> the faster
   for (const auto& [host, m] : rates) {

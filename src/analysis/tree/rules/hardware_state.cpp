@@ -147,9 +147,15 @@ void pcie_state(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   }
   for (const auto* e : set.of_kind("pcie.acs")) {
     if (!e->availability.is_ok()) continue;
+    // Bridges off every GPU<->GPU / GPU<->NIC path cannot block P2P.
+    if (bool_field(e->data, "on_p2p_path") == std::optional<bool>(false)) continue;
     have_acs = true;
-    const auto ctl = str_field(e->data, "acs_ctl").value_or("");
-    const bool redir = bool_field(e->data, "req_redir").value_or(ctl.find("ReqRedir+") != std::string::npos);
+    // The pcie collector stores acs_ctl as a number with its lspci-style text
+    // in acs_ctl_text and the decoded bit in req_redirect; hand-written
+    // bundles may carry the text in acs_ctl.
+    const auto ctl = str_field(e->data, "acs_ctl_text").value_or(str_field(e->data, "acs_ctl").value_or(""));
+    const bool redir = bool_field(e->data, "req_redirect")
+                           .value_or(bool_field(e->data, "req_redir").value_or(ctl.find("ReqRedir+") != std::string::npos));
     if (redir) {
       auto h = hyp("pcie_acs_p2p_blocked", e, p2p_hang ? 30 : 3, "acs_state",
                    "ACS request redirection is on at bridge " + str_field(e->data, "bdf").value_or("?") + " on " +
