@@ -282,7 +282,12 @@ Report decide(const EvidenceSet& input) {
     for (const auto& h : hyps)
       if (h.derived && seen.insert({h.derived->id, h.derived->summary}).second) findings.push_back(*h.derived);
   }
-  const auto scores = score_causes(hyps, set.unchecked.size());
+  // Only probes that failed (timeout, error, no permission) hide evidence;
+  // "skipped: <component> absent" means there was nothing there to check.
+  const size_t missed = static_cast<size_t>(std::count_if(set.unchecked.begin(), set.unchecked.end(), [](const Unchecked& u) {
+    return u.reason.rfind("skipped:", 0) != 0;
+  }));
+  const auto scores = score_causes(hyps, missed);
   // CCDIAG_TREE_TRACE=1 prints every hypothesis to stderr: how the score of
   // each cause was built (for calibrating weights on site data).
   if (const char* t = std::getenv("CCDIAG_TREE_TRACE"); t && *t == '1')

@@ -32,6 +32,16 @@ std::vector<Finding> config_findings(const std::vector<Evidence>& evidence) {
   // Verbs pin NCCL's buffers; the usual 64 KiB / 8 MiB defaults make
   // ibv_reg_mr fail with ENOMEM at init. Below 1 GiB is too low for a GPU job.
   constexpr uint64_t kMemlockNeeded = 1ULL << 30;
+  // The limit only matters where verbs are used: with no RDMA NIC on the host
+  // (NCCL uses sockets, SHM and P2P) a low memlock is harmless context.
+  bool rdma_seen = false, rdma_absent = false;
+  for (const auto& e : evidence) {
+    if (e.kind == "rdma.port" && e.availability.is_ok()) rdma_seen = true;
+    if (e.kind == "host.peermem" && e.availability.is_ok() && e.data.contains("rdma_devices") &&
+        e.data["rdma_devices"].is_number_integer() && e.data["rdma_devices"].get<int>() == 0)
+      rdma_absent = true;
+  }
+  const bool memlock_irrelevant = rdma_absent && !rdma_seen;
   for (const auto& e : evidence) {
     if (!e.availability.is_ok()) continue;
     if (e.kind == "host.memlock") {
@@ -48,6 +58,12 @@ std::vector<Finding> config_findings(const std::vector<Evidence>& evidence) {
                   {"fix", "ulimit -l unlimited (docker: --ulimit memlock=-1:-1; systemd: LimitMEMLOCK=infinity)"}};
       // Below 64 MiB registration of NCCL's buffers fails for certain; below 1 GiB it may.
       f.supports = {{"memlock_limit_too_low", soft < (64ULL << 20) ? 100.0 : 10.0}};
+      if (memlock_irrelevant) {
+        f.role = FindingRole::context;
+        f.severity = Severity::info;
+        f.supports.clear();
+        f.summary += " (no RDMA NIC on this host: harmless here)";
+      }
       out.push_back(std::move(f));
     } else if (e.kind == "host.peermem") {
       if (e.data.value("nvidia_gpus", 0) == 0 || e.data.value("rdma_devices", 0) == 0) continue;
