@@ -49,6 +49,9 @@ struct Finding {
   std::vector<CauseSupport> supports;  // causes this finding is evidence for (primary findings only count)
 };
 
+// A primary finding about what `e` observed, with its subject, provenance and time.
+Finding finding_from(const Evidence& e, std::string id, Layer layer, Severity severity, std::string summary);
+
 void to_json(nlohmann::json& j, const Finding& f);
 void from_json(const nlohmann::json& j, Finding& f);
 

@@ -38,6 +38,19 @@ std::optional<FindingRole> parse_finding_role(std::string_view t) {
   return std::nullopt;
 }
 
+Finding finding_from(const Evidence& e, std::string id, Layer layer, Severity severity, std::string summary) {
+  Finding f;
+  f.id = std::move(id);
+  f.layer = layer;
+  f.severity = severity;
+  f.role = FindingRole::primary;
+  f.summary = std::move(summary);
+  f.subject = e.subject;
+  f.provenance.push_back(e.provenance);
+  f.time = e.time;
+  return f;
+}
+
 void to_json(nlohmann::json& j, const Finding& f) {
   j = nlohmann::json{{"id", f.id},
                      {"kind", f.id},

@@ -7,16 +7,7 @@ namespace ccdiag {
 namespace {
 
 Finding base(const Evidence& e, const char* id, Severity sev, std::string summary) {
-  Finding f;
-  f.id = id;
-  f.layer = Layer::system_config;
-  f.severity = sev;
-  f.role = FindingRole::primary;
-  f.summary = std::move(summary);
-  f.subject = e.subject;
-  f.provenance.push_back(e.provenance);
-  f.time = e.time;
-  return f;
+  return finding_from(e, id, Layer::system_config, sev, std::move(summary));
 }
 
 std::string human_bytes(uint64_t b) {

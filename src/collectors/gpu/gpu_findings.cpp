@@ -57,15 +57,7 @@ const json& arr(const json& j, const char* k) {
 
 Finding make(const Evidence& e, std::string id, Severity sev, std::string summary,
              std::vector<CauseSupport> supports) {
-  Finding f;
-  f.id = std::move(id);
-  f.layer = Layer::hardware;
-  f.severity = sev;
-  f.role = FindingRole::primary;
-  f.summary = std::move(summary);
-  f.subject = e.subject;
-  f.provenance.push_back(e.provenance);
-  f.time = e.time;
+  Finding f = finding_from(e, std::move(id), Layer::hardware, sev, std::move(summary));
   f.supports = std::move(supports);
   return f;
 }

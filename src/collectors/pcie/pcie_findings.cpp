@@ -12,16 +12,7 @@ namespace {
 using nlohmann::json;
 
 Finding base(const Evidence& e, const char* id, Severity sev, std::string summary) {
-  Finding f;
-  f.id = id;
-  f.layer = Layer::hardware;
-  f.severity = sev;
-  f.role = FindingRole::primary;
-  f.summary = std::move(summary);
-  f.subject = e.subject;
-  f.provenance.push_back(e.provenance);
-  f.time = e.time;
-  return f;
+  return finding_from(e, id, Layer::hardware, sev, std::move(summary));
 }
 
 std::string fmt_speed(const json& hop, const char* key) {

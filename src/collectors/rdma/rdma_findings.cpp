@@ -11,16 +11,7 @@ namespace {
 using nlohmann::json;
 
 Finding base(const Evidence& e, const char* id, Severity sev, Layer layer, std::string summary) {
-  Finding f;
-  f.id = id;
-  f.layer = layer;
-  f.severity = sev;
-  f.role = FindingRole::primary;
-  f.summary = std::move(summary);
-  f.subject = e.subject;
-  f.provenance.push_back(e.provenance);
-  f.time = e.time;
-  return f;
+  return finding_from(e, id, layer, sev, std::move(summary));
 }
 
 // Port states as the collector stores them ("ACTIVE"), also accepting the raw
