@@ -222,7 +222,7 @@ TEST_CASE("config parsers: /proc/<pid>/limits memlock row, kernel release, rank 
   CHECK(kernel_major_minor("6.5.0-45-generic") == std::make_pair(6, 5));
   CHECK_FALSE(kernel_major_minor("garbage"));
   ConfigRankProcess p;
-  CHECK(rank_from_environ(std::string("PATH=/bin\0RANK=12\0LOCAL_RANK=4\0SECRET=x\0", 42), p));
+  CHECK(rank_from_environ(std::string("PATH=/bin\0RANK=12\0LOCAL_RANK=4\0SECRET=x\0", 40), p));  // 40 bytes, the literal's own NUL excluded
   CHECK(p.rank == 12);
   CHECK(p.local_rank == 4);
   ConfigRankProcess none;
