@@ -1,5 +1,7 @@
 #include "collectors/pcie/pcie_parse.hpp"
 
+#include "collectors/sysfs_number.hpp"
+
 #include <algorithm>
 #include <charconv>
 
@@ -30,20 +32,9 @@ std::optional<double> parse_link_speed(std::string_view text) {
   if (gt == std::string_view::npos) return std::nullopt;  // "Unknown": link down
   std::string_view num = trim(text.substr(0, gt));
   if (num.empty() || num.size() > 8) return std::nullopt;
-  // from_chars for double is not in every libstdc++ we build with: parse by hand.
-  double v = 0, scale = 0;
-  for (char c : num) {
-    if (c == '.') {
-      if (scale != 0) return std::nullopt;
-      scale = 1;
-    } else if (c >= '0' && c <= '9') {
-      v = v * 10 + (c - '0');
-      if (scale != 0) scale *= 10;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (scale > 1) v /= scale;
+  const auto parsed = parse_sysfs_decimal(num);
+  if (!parsed) return std::nullopt;
+  const double v = *parsed;
   if (v <= 0 || v > 1024) return std::nullopt;
   return v;
 }

@@ -1,5 +1,7 @@
 #include "collectors/rdma/rdma_parse.hpp"
 
+#include "collectors/sysfs_number.hpp"
+
 #include <charconv>
 
 namespace ccdiag::rdma {
@@ -28,19 +30,9 @@ std::optional<PortRate> parse_rate(std::string_view text) {
   if (gb == std::string_view::npos || gb == 0) return std::nullopt;
   PortRate r;
   std::string_view num = text.substr(0, gb);
-  double v = 0, scale = 0;
-  for (char c : num) {
-    if (c == '.') {
-      if (scale != 0) return std::nullopt;
-      scale = 1;
-    } else if (c >= '0' && c <= '9') {
-      v = v * 10 + (c - '0');
-      if (scale != 0) scale *= 10;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (scale > 1) v /= scale;
+  const auto parsed = parse_sysfs_decimal(num);
+  if (!parsed) return std::nullopt;
+  const double v = *parsed;
   r.gbps = v;
   const size_t open = text.find('(', gb), x = text.find('X', gb);
   if (open != std::string_view::npos && x != std::string_view::npos && x > open) {
