@@ -49,6 +49,7 @@ void add_output_flags(CLI::App* sub, OutputOptions& opts, bool markdown = true);
 int report_input_error(CommandContext& ctx, const Error& e);
 
 void register_diagnose(CLI::App& app, CommandContext& ctx);
+void register_nccl_attach(CLI::App* nccl, CommandContext& ctx);  // under `nccl`
 void register_collect(CLI::App& app, CommandContext& ctx);
 void register_info(CLI::App& app, CommandContext& ctx);
 void register_logs(CLI::App& app, CommandContext& ctx);

@@ -1,4 +1,5 @@
-// ccdiag nccl ras|dump : NCCL communicator and proxy state.
+// ccdiag nccl ras|dump|attach : NCCL communicator and proxy state.
+//   attach (cli/nccl_attach.cpp) reads a stock NCCL out of a live rank or a core.
 //   ras   queries NCCL's RAS port (or parses saved `ncclras` output) and says
 //         which ranks are missing, dead, erroring or behind.
 //   dump  reads the flight-recorder files of libnccl-profiler-ccdiag.so and
@@ -309,6 +310,8 @@ void register_nccl(CLI::App& app, CommandContext& ctx) {
       "Exit codes: 0 nothing stuck, 1 a communicator is stuck, 2 bad input,\n"
       "            3 no flight-recorder files found.\n");
   dump->callback([dop, &ctx] { ctx.exit_code = run_dump(*dop, ctx); });
+
+  register_nccl_attach(nccl, ctx);
 }
 
 }  // namespace ccdiag

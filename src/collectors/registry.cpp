@@ -3,6 +3,7 @@
 #include "collectors/gpu/gpu_collector.hpp"
 #include "collectors/host/host_collectors.hpp"
 #include "collectors/kernel/kernel_log_collector.hpp"
+#include "collectors/nccl/attach/attach_evidence.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "collectors/proc/ranks_collector.hpp"
 #include "collectors/pcie/pcie_collector.hpp"
@@ -20,6 +21,7 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"kernel_log", milliseconds(5000), [](const CollectContext& c) { return collect_kernel_log(c); }, "kernel.source"},
       {"nccl", milliseconds(4000), nccl::collect_nccl, "nccl.ras"},
       {"ranks", milliseconds(3000), collect_ranks, "ranks.process"},
+      {"nccl_attach", milliseconds(6000), nccl::attach::collect_nccl_attach, "nccl.attach"},
       {"stacks", milliseconds(5000), collect_rank_stacks, "stacks.process"},
       {"pcie", milliseconds(4000), collect_pcie, "pcie.link"},
       {"rdma", milliseconds(5000), [](const CollectContext& c) { return collect_rdma(c); }, "rdma.port"},

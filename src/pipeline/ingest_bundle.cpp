@@ -6,6 +6,7 @@
 #include "collectors/hw/hw_findings.hpp"
 #include "collectors/gpu/gpu_findings.hpp"
 #include "collectors/kernel/kernel_log.hpp"
+#include "collectors/nccl/attach/attach_evidence.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "pipeline/ingest.hpp"
 #include "pipeline/ingest_fr.hpp"
@@ -86,6 +87,8 @@ Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
   }
   // Stack evidence of every bundle (all hosts) forms one census.
   append_census_findings(set);
+  // NCCL state read out of ranks (nccl attach) joins across hosts by commHash.
+  nccl::attach::append_attach_findings(set);
   if (auto st = ingest_fr_dumps(std::move(fr_dumps), set); !st) return st.error();
   for (const auto& path : inputs.logs) {
     logs.push_back(LogFile{path, path, ""});

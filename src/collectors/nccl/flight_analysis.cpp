@@ -1,4 +1,5 @@
 #include "collectors/nccl/flight_analysis.hpp"
+#include "collectors/nccl/stuck_state.hpp"
 
 #include <algorithm>
 #include <map>
@@ -312,27 +313,8 @@ std::vector<Finding> flight_findings(const std::vector<FrCommAnalysis>& analyses
       f.role = FindingRole::primary;
       f.severity = Severity::error;
       const std::string& w = (a.verdict == "peer_missing") ? a.verdict : r.where;
-      if (w == "not_enqueued" || w == "peer_missing") {
-        f.layer = Layer::framework;
-        f.supports = {{"rank_skips_collective", 10.0}, {"rank_stuck_in_host_code", 8.0},
-                      {"straggler_or_timeout_too_short", 2.0}, {"mismatched_collectives", 2.0}};
-      } else if (w == "proxy_stalled") {
-        f.layer = Layer::nccl;
-        f.supports = {{"nccl_bug", 10.0}, {"rank_stuck_in_host_code", 5.0}};
-      } else if (w == "kernel_not_started") {
-        f.layer = Layer::nccl;
-        f.supports = {{"cuda_graph_or_stream_misuse", 15.0}, {"gpu_hung_kernel", 5.0}};
-      } else if (w == "gpu_wait") {
-        f.layer = Layer::hardware;
-        f.supports = {{"gpu_hung_kernel", 20.0}, {"gpu_xid_nvlink_fault", 3.0}, {"gpu_ecc_or_memory_fault", 3.0}};
-      } else if (w == "flush_wait") {
-        f.layer = Layer::hardware;
-        f.supports = {{"gpudirect_rdma_module_missing", 6.0}, {"pcie_link_degraded", 6.0}};
-      } else if (w == "network_wait") {
-        f.layer = Layer::transport;
-        f.supports = {{"nic_pair_unreachable", 25.0}, {"ib_transport_retry_exceeded", 6.0}, {"qp_error_state", 6.0},
-                      {"nic_port_down", 4.0}};
-      }
+      f.layer = stuck_state_layer(w);
+      f.supports = stuck_state_supports(w);
       out.push_back(std::move(f));
     }
   }

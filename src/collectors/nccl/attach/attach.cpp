@@ -1,0 +1,158 @@
+#include "collectors/nccl/attach/attach.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "collectors/nccl/attach/comm_decode.hpp"
+#include "collectors/nccl/attach/nccl_image.hpp"
+
+namespace ccdiag::nccl::attach {
+
+namespace {
+
+bool before_magic(const NcclVersion& v) { return v.code() < 22105; }  // startMagic appeared in 2.21.5
+
+std::optional<std::set<uint64_t>> read_ras_list(const AttachTarget& t, const NcclImage& img) {
+  if (!img.ras_comms_addr || !img.ras_ncomms_addr) return std::nullopt;
+  int32_t n = 0;
+  uint64_t arr = 0;
+  if (!t.memory->read_exact(*img.ras_ncomms_addr, &n, 4) || !t.memory->read_exact(*img.ras_comms_addr, &arr, 8))
+    return std::nullopt;
+  std::set<uint64_t> out;
+  if (n <= 0 || arr == 0) return out;
+  std::vector<uint64_t> ptrs(static_cast<size_t>(std::min(n, 1 << 16)));
+  if (!t.memory->read_exact(arr, ptrs.data(), ptrs.size() * 8)) return std::nullopt;
+  for (auto p : ptrs)
+    if (p) out.insert(p);
+  return out;
+}
+
+}  // namespace
+
+ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
+  ProcessAttach pa;
+  pa.source = t.source;
+  pa.kind = t.kind;
+  pa.pid = t.pid;
+  pa.command = t.command;
+  pa.host = o.host;
+  pa.notes = t.notes;
+  pa.samples = std::max(1, o.samples);
+  pa.sample_interval_s = pa.samples > 1 ? o.interval_s : 0;
+
+  const NcclImage img = identify_nccl(t, o.nccl_lib);
+  if (!img.found) {
+    pa.status = "no_nccl";
+    pa.reason = img.why_not;
+    return pa;
+  }
+  pa.library = img.path;
+  pa.library_opened = img.opened;
+  pa.static_link = img.static_link;
+  pa.version_string = img.version_string;
+  pa.build_id = img.build_id;
+  if (img.version) pa.version = img.version->str();
+  if (!img.why_not.empty()) pa.notes.push_back(img.why_not);
+
+  // Layout: the library's own DWARF, else the shipped table row for its version.
+  std::optional<NcclLayout> layout;
+  if (o.layout != "table" && img.has_debug_info && !img.opened.empty()) {
+    auto d = dwarf_layout(img.opened);
+    if (d) {
+      layout = std::move(*d);
+    } else {
+      pa.notes.push_back("DWARF unusable: " + d.error().one_line());
+    }
+  }
+  if (!layout && o.layout == "dwarf") {
+    pa.status = "no_layout";
+    pa.reason = img.has_debug_info ? "the library's DWARF does not describe ncclComm" : "the library has no DWARF (.debug_info)";
+    return pa;
+  }
+  if (!layout && img.version) {
+    layout = table_layout(*img.version);
+    if (!layout)
+      pa.notes.push_back(fmt::format("NCCL {} is not in the layout table; trying the magic-pair distance", img.version->str()));
+  }
+  if (img.version && before_magic(*img.version)) {
+    pa.status = "unsupported";
+    pa.reason = fmt::format("NCCL {} predates the comm magic (2.21.5); communicators cannot be found by scanning",
+                            img.version->str());
+    return pa;
+  }
+
+  std::vector<int64_t> sizes;
+  if (layout) {
+    if (auto s = layout->get("ncclComm.sizeof")) sizes.push_back(*s);
+  } else {
+    for (const auto& row : layout_table())
+      if (row.has("ncclComm.endMagic"))
+        if (auto s = row.get("ncclComm.sizeof")) sizes.push_back(*s);
+  }
+  if (sizes.empty()) {
+    pa.status = "no_layout";
+    pa.reason = "no layout gives sizeof(ncclComm)";
+    return pa;
+  }
+  auto cands = scan_for_comms(t, sizes, o.limits, pa.scan);
+  if (pa.scan.budget_exceeded)
+    pa.notes.push_back(fmt::format("scan stopped by its budget after {} MiB; {} MiB not scanned",
+                                   pa.scan.bytes_scanned >> 20, pa.scan.bytes_skipped >> 20));
+
+  const auto ras = read_ras_list(t, img);
+  std::vector<std::pair<NcclLayout, uint64_t>> accepted;
+  for (const auto& c : cands) {
+    NcclLayout use;
+    if (layout) {
+      use = *layout;
+    } else {
+      auto rows = layouts_for_comm_size(c.size);
+      if (rows.empty()) continue;
+      use = rows.front();
+      use.source = "magic-distance";
+      if (rows.size() > 1) pa.notes.push_back(fmt::format("comm size {} matches {} table rows; using {}", c.size, rows.size(), use.label));
+    }
+    DecodeContext ctx{&t, &use, ras};
+    if (auto why = reject_reason(ctx, c.addr); !why.empty()) {
+      ++pa.scan.invalid;
+      pa.notes.push_back(fmt::format("magic pair at 0x{:x} rejected: {}", c.addr, why));
+      continue;
+    }
+    accepted.emplace_back(use, c.addr);
+  }
+  if (!accepted.empty()) {
+    pa.layout_source = accepted.front().first.source;
+    pa.layout_label = accepted.front().first.label;
+  } else if (layout) {
+    pa.layout_source = layout->source;
+    pa.layout_label = layout->label;
+  }
+  for (const auto& [use, addr] : accepted) {
+    DecodeContext ctx{&t, &use, ras};
+    pa.comms.push_back(decode_comm_stable(ctx, addr, t.kind == "live" ? 4 : 1));
+  }
+  if (pa.samples > 1 && t.kind == "live" && !pa.comms.empty()) {
+    for (int s = 1; s < pa.samples; ++s) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.interval_s));
+      for (size_t i = 0; i < accepted.size(); ++i) {
+        DecodeContext ctx{&t, &accepted[i].first, ras};
+        CommState again = decode_comm_stable(ctx, accepted[i].second);
+        compare_samples(pa.comms[i], again);
+        pa.comms[i] = std::move(again);
+      }
+    }
+  }
+  if (pa.comms.empty()) {
+    pa.status = "no_comm";
+    pa.reason = fmt::format("no live communicator found ({} MiB of heap scanned{})", pa.scan.bytes_scanned >> 20,
+                            pa.scan.budget_exceeded ? ", budget exceeded" : "");
+  } else {
+    pa.status = "ok";
+  }
+  return pa;
+}
+
+}  // namespace ccdiag::nccl::attach

@@ -1,0 +1,67 @@
+#include "collectors/nccl/attach/attach_evidence.hpp"
+
+#include <fmt/format.h>
+
+#include "collectors/nccl/attach/attach.hpp"
+#include "collectors/nccl/attach/attach_analysis.hpp"
+#include "collectors/proc/rank_discovery.hpp"
+
+namespace ccdiag::nccl::attach {
+
+Evidence to_evidence(const ProcessAttach& p) {
+  Evidence e;
+  e.kind = "nccl.attach";
+  if (!p.host.empty()) e.subject.host = p.host;
+  if (p.pid > 0) e.subject.pid = p.pid;
+  if (p.comms.size() == 1) {
+    e.subject.rank = p.comms.front().rank;
+    e.subject.comm = p.comms.front().hash_hex();
+  }
+  e.provenance.source = p.kind == "core" ? p.source : fmt::format("/proc/{}/mem", p.pid);
+  e.provenance.excerpt = p.version_string;
+  if (p.status == "ok" || p.status == "no_nccl" || p.status == "no_comm") {
+    e.availability = Availability::ok();
+  } else {
+    e.availability = Availability::unavailable(p.reason);
+  }
+  e.data = to_json(p);
+  return e;
+}
+
+CollectorOutput collect_nccl_attach(const CollectContext& ctx) {
+  CollectorOutput out;
+  if (!ctx.root.is_live()) {
+    out.unchecked.push_back({"NCCL attach", "skipped: --root is a captured tree, there is no process memory to read"});
+    return out;
+  }
+  const auto ranks = discover_ranks(ctx.root);
+  AttachOptions o;
+  o.samples = 2;
+  o.interval_s = 0.3;
+  o.host = ctx.host;
+  o.limits.max_bytes = 16ULL << 30;
+  o.limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+  for (const auto& r : ranks.ranks) {
+    if (r.nccl_path.empty()) continue;
+    auto t = open_live_target(ctx.root, static_cast<pid_t>(r.pid));
+    if (!t) {
+      out.unchecked.push_back({fmt::format("NCCL attach pid {}", r.pid), t.error().one_line()});
+      continue;
+    }
+    ProcessAttach p = attach_target(*t, o);
+    if (p.status != "ok" && p.status != "no_comm")
+      out.unchecked.push_back({fmt::format("NCCL attach pid {}", r.pid), p.status + ": " + p.reason});
+    out.evidence.push_back(to_evidence(p));
+  }
+  return out;
+}
+
+void append_attach_findings(EvidenceSet& set) {
+  std::vector<ProcessAttach> procs;
+  for (const auto& e : set.evidence)
+    if (e.kind == "nccl.attach" && e.availability.is_ok()) procs.push_back(process_attach_from_json(e.data));
+  if (procs.empty()) return;
+  for (auto& f : attach_findings(analyze_attach(procs))) set.findings.push_back(std::move(f));
+}
+
+}  // namespace ccdiag::nccl::attach

@@ -1,0 +1,91 @@
+// ElfView: a read-only view of a little-endian ELF64 file held in memory or
+// mapped with MappedFile (a 218 MB libnccl is never copied). Total: every
+// accessor bounds-checks against the view, so a truncated or hostile file
+// gives empty results, never an out-of-bounds read.
+//
+// Used by the NCCL attach reader for shared objects (sections, .symtab,
+// build-id) and for core files (program headers, PT_NOTE notes).
+#pragma once
+
+#include <elf.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ccdiag/result.hpp"
+
+namespace ccdiag {
+
+// A file mapped read-only (MAP_PRIVATE). Empty files map to an empty view.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  ~MappedFile();
+
+  // Refuses non-regular files (a FIFO or a device would block or be MMIO).
+  static Result<MappedFile> open(const std::string& path);
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct ElfSection {
+  std::string_view name;
+  uint32_t type = 0;
+  uint64_t addr = 0, offset = 0, size = 0, entsize = 0;
+  uint32_t link = 0;
+};
+
+struct ElfSegment {
+  uint32_t type = 0, flags = 0;
+  uint64_t offset = 0, vaddr = 0, filesz = 0, memsz = 0, align = 0;
+};
+
+struct ElfNote {
+  uint32_t type = 0;
+  std::string_view name;  // "CORE", "GNU", "LINUX" (without the NUL)
+  std::string_view desc;
+};
+
+class ElfView {
+ public:
+  // nullopt unless `bytes` start with an ELF64 little-endian header.
+  static std::optional<ElfView> parse(std::string_view bytes);
+
+  uint16_t type() const { return type_; }        // ET_DYN, ET_CORE, ...
+  uint16_t machine() const { return machine_; }  // EM_X86_64, EM_AARCH64
+  std::string_view bytes() const { return b_; }
+
+  std::vector<ElfSegment> segments() const;
+  std::vector<ElfSection> sections() const;
+  std::optional<ElfSection> section(std::string_view name) const;
+  // The section's bytes, clipped to the file (nobits sections are empty).
+  std::string_view section_bytes(const ElfSection& s) const;
+
+  // Notes of every PT_NOTE segment, or of SHT_NOTE sections when the file has
+  // no program headers. A malformed note ends the walk of its segment.
+  std::vector<ElfNote> notes() const;
+  // NT_GNU_BUILD_ID as lowercase hex; "" when absent.
+  std::string build_id() const;
+
+  // st_value of the first defined symbol named `name` in .symtab then .dynsym.
+  std::optional<uint64_t> symbol(std::string_view name) const;
+  // Lowest PT_LOAD p_vaddr rounded down to its alignment (load bias base).
+  uint64_t first_load_vaddr() const;
+
+ private:
+  std::string_view b_;
+  uint16_t type_ = 0, machine_ = 0;
+};
+
+}  // namespace ccdiag
