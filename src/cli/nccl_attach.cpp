@@ -25,7 +25,7 @@ struct AttachCliOptions {
   bool ranks = false;
   std::string nccl_lib;
   std::string layout = "auto";
-  int samples = 1;
+  int samples = 2;
   double interval_s = 0.5;
   OutputOptions output;
 };
@@ -211,7 +211,7 @@ void register_nccl_attach(CLI::App* nccl, CommandContext& ctx) {
   sub->add_option("--nccl-lib", o->nccl_lib, "Library file to read versions/DWARF from (a core from another host)");
   sub->add_option("--layout", o->layout, "Where offsets come from: auto (DWARF, else table), dwarf, table")
       ->check(CLI::IsMember({"auto", "dwarf", "table"}));
-  sub->add_option("--samples", o->samples, "Read each live process this many times to see which steps move (default 1)")
+  sub->add_option("--samples", o->samples, "Reads of each live process, to see which steps move (default 2; 1 = one snapshot)")
       ->check(CLI::Range(1, 10));
   sub->add_option("--interval", o->interval_s, "Seconds between samples (default 0.5)")->check(CLI::Range(0.01, 60.0));
   add_output_flags(sub, o->output, false);

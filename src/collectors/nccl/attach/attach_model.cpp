@@ -44,6 +44,14 @@ T val(const json& j, const char* key, T def) {
   }
 }
 
+uint64_t parse_hex(const std::string& s) {
+  try {
+    return s.empty() ? 0 : std::stoull(s, nullptr, 16);
+  } catch (...) {
+    return 0;
+  }
+}
+
 json sub_json(const ProxySub& s) {
   json j{{"channel", s.channel}, {"peer", s.peer},       {"direction", s.direction},     {"nsteps", s.nsteps},
          {"base", s.base},       {"posted", s.posted},   {"received", s.received},       {"flushed", s.flushed},
@@ -165,12 +173,27 @@ ProcessAttach process_attach_from_json(const json& j) {
   p.build_id = val<std::string>(j, "build_id", "");
   p.layout_source = val<std::string>(j, "layout_source", "");
   p.layout_label = val<std::string>(j, "layout_label", "");
+  p.library_opened = val<std::string>(j, "library_opened", "");
+  p.static_link = val(j, "static_link", false);
   p.samples = val(j, "samples", 1);
   p.sample_interval_s = val(j, "sample_interval_s", 0.0);
+  p.notes = val<std::vector<std::string>>(j, "notes", {});
+  if (j.contains("scan") && j["scan"].is_object()) {
+    const auto& sj = j["scan"];
+    p.scan.regions = val<uint64_t>(sj, "regions", 0);
+    p.scan.bytes_scanned = val<uint64_t>(sj, "bytes_scanned", 0);
+    p.scan.bytes_skipped = val<uint64_t>(sj, "bytes_skipped", 0);
+    p.scan.magic_hits = val<uint64_t>(sj, "magic_hits", 0);
+    p.scan.no_end_magic = val<uint64_t>(sj, "rejected_no_end_magic", 0);
+    p.scan.invalid = val<uint64_t>(sj, "rejected_invalid", 0);
+    p.scan.ms = val(sj, "ms", 0.0);
+    p.scan.budget_exceeded = val(sj, "budget_exceeded", false);
+  }
   if (j.contains("comms") && j["comms"].is_array()) {
     for (const auto& cj : j["comms"]) {
       if (!cj.is_object()) continue;
       CommState c;
+      c.addr = parse_hex(val<std::string>(cj, "addr", ""));
       auto hash = val<std::string>(cj, "comm_hash", "");
       try {
         c.comm_hash = hash.empty() ? 0 : std::stoull(hash, nullptr, 16);
@@ -194,11 +217,30 @@ ProcessAttach process_attach_from_json(const json& j) {
           if (v.is_number_unsigned() || v.is_number_integer()) c.seq_numbers.push_back(v.get<uint64_t>());
       c.n_channels = val(cj, "n_channels", 0);
       c.proxy_present = val(cj, "proxy_present", false);
+      opt_in(cj, "proxy_thread_found", c.proxy_thread_found);
+      c.proxy_ops_truncated = val(cj, "proxy_ops_truncated", false);
       c.consistent = val(cj, "consistent", true);
+      c.read_attempts = val(cj, "read_attempts", 1);
+      c.notes = val<std::vector<std::string>>(cj, "notes", {});
+      if (cj.contains("channels") && cj["channels"].is_array()) {
+        for (const auto& chj : cj["channels"]) {
+          if (!chj.is_object()) continue;
+          ChannelState ch;
+          ch.index = val(chj, "index", 0);
+          ch.id = val(chj, "id", -1);
+          if (chj.contains("peers") && chj["peers"].is_array())
+            for (const auto& pj : chj["peers"])
+              if (pj.is_object()) ch.peers.push_back({val(pj, "peer", -1), val(pj, "send", false), val(pj, "recv", false)});
+          c.channels.push_back(std::move(ch));
+        }
+      }
       if (cj.contains("proxy_ops") && cj["proxy_ops"].is_array()) {
         for (const auto& oj : cj["proxy_ops"]) {
           if (!oj.is_object()) continue;
           ProxyOp o;
+          o.addr = parse_hex(val<std::string>(oj, "addr", ""));
+          o.done = val(oj, "done", 0);
+          o.state = val(oj, "state", 0);
           o.op_count = val<uint64_t>(oj, "op_count", 0);
           o.p2p = val(oj, "p2p", false);
           o.index = val<uint64_t>(oj, "index", 0);
