@@ -46,7 +46,7 @@ void print_process(std::ostream& out, const nccl::attach::ProcessAttach& p) {
   }
   out << fmt::format("{} {}{} [layout {}{}]\n", p.version_string.empty() ? "NCCL (version unknown)" : p.version_string,
                      p.library, p.static_link ? " (statically linked)" : "", p.layout_source.empty() ? "none" : p.layout_source,
-                     p.layout_label.empty() ? "" : " " + p.layout_label);
+                     p.layout_label.empty() || p.layout_label == p.layout_source ? "" : " " + p.layout_label);
   out << fmt::format("  scanned {} MiB of heap in {:.0f} ms: {} communicator(s)\n", p.scan.bytes_scanned >> 20, p.scan.ms,
                      p.comms.size());
   if (p.status != "ok") out << "  " << p.status << ": " << p.reason << '\n';
@@ -185,8 +185,16 @@ int run_attach(const AttachCliOptions& opts, CommandContext& ctx) {
                              a.nranks - a.not_seen);
       if (a.verdict == "healthy") ctx.out << "nothing stuck\n";
       else ctx.out << fmt::format("STUCK ({}, layer {})\n  {}\n", a.verdict, a.layer, a.summary);
-      for (const auto& r : a.ranks)
+      std::string unseen;  // ranks not read: one line, not one row each
+      for (const auto& r : a.ranks) {
+        if (r.where == "not_seen") {
+          unseen += (unseen.empty() ? "" : ",") + std::to_string(r.rank);
+          continue;
+        }
         ctx.out << fmt::format("  rank {:>4}  {:<16} {}\n", r.rank, r.where, r.detail);
+      }
+      if (a.not_seen > 0)
+        ctx.out << fmt::format("  {} rank(s) not read{}{}\n", a.not_seen, unseen.empty() ? "" : ": ", unseen);
     }
     if (!findings.empty()) {
       ctx.out << "\nFindings\n";

@@ -46,11 +46,21 @@ Result<CoreFile> CoreFile::open(const std::string& path) {
   if (!mf) return mf.error();
   CoreFile c;
   c.file_ = std::move(*mf);
-  auto elf = ElfView::parse(c.file_.bytes());
+  return parse(std::move(c), path);
+}
+
+Result<CoreFile> CoreFile::from_bytes(std::string bytes, const std::string& name) {
+  CoreFile c;
+  c.owned_ = std::move(bytes);
+  return parse(std::move(c), name);
+}
+
+Result<CoreFile> CoreFile::parse(CoreFile c, const std::string& path) {
+  auto elf = ElfView::parse(c.bytes());
   if (!elf) return make_error("not an ELF64 little-endian file", path);
   if (elf->type() != ET_CORE) return make_error("an ELF file but not a core dump (e_type is not ET_CORE)", path);
   c.machine_ = elf->machine();
-  const uint64_t fsize = c.file_.bytes().size();
+  const uint64_t fsize = c.bytes().size();
   for (const auto& s : elf->segments()) {
     if (s.type != PT_LOAD) continue;
     CoreLoad l{s.vaddr, s.memsz, s.offset, s.filesz, s.flags};
@@ -99,7 +109,7 @@ Result<CoreFile> CoreFile::open(const std::string& path) {
 size_t CoreFile::read(uint64_t addr, void* out, size_t len) const {
   size_t done = 0;
   auto* dst = static_cast<char*>(out);
-  const std::string_view b = file_.bytes();
+  const std::string_view b = bytes();
   while (done < len) {
     const uint64_t a = addr + done;
     // Last segment starting at or below `a`.

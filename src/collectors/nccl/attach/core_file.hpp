@@ -42,6 +42,8 @@ class CoreFile final : public MemoryReader {
   // Errors: unreadable, not ELF, not ET_CORE, no PT_LOAD. Architecture other
   // than x86_64 is accepted for memory but threads carry no registers.
   static Result<CoreFile> open(const std::string& path);
+  // The same from bytes in memory (tests, fuzzing); `name` appears in errors.
+  static Result<CoreFile> from_bytes(std::string bytes, const std::string& name);
 
   size_t read(uint64_t addr, void* out, size_t len) const override;
 
@@ -55,7 +57,11 @@ class CoreFile final : public MemoryReader {
   uint64_t missing_bytes() const { return missing_bytes_; }  // dumped bytes past the end of the file
 
  private:
+  static Result<CoreFile> parse(CoreFile c, const std::string& name);
+  std::string_view bytes() const { return file_.bytes().empty() ? std::string_view(owned_) : file_.bytes(); }
+
   MappedFile file_;
+  std::string owned_;  // from_bytes
   std::vector<CoreLoad> loads_;  // sorted by vaddr
   std::vector<CoreMappedFile> files_;
   std::vector<CoreThread> threads_;

@@ -53,7 +53,10 @@ Result<AttachTarget> open_live_target(const SysRoot& root, pid_t pid) {
 Result<AttachTarget> open_core_target(const std::string& path) {
   auto core = CoreFile::open(path);
   if (!core) return core.error();
-  auto shared = std::make_shared<CoreFile>(std::move(*core));
+  return core_target(std::make_shared<CoreFile>(std::move(*core)), path);
+}
+
+AttachTarget core_target(std::shared_ptr<const CoreFile> shared, const std::string& path) {
   AttachTarget t;
   t.kind = "core";
   t.pid = shared->pid();

@@ -52,6 +52,9 @@ Result<AttachTarget> open_live_target(const SysRoot& root, pid_t pid);
 
 // Core file (ELF ET_CORE): PT_LOAD segments, NT_FILE, NT_PRSTATUS.
 Result<AttachTarget> open_core_target(const std::string& path);
+class CoreFile;
+// The same from a parsed core (tests and fuzzing build cores in memory).
+AttachTarget core_target(std::shared_ptr<const CoreFile> core, const std::string& name);
 
 // Mappings that may hold heap objects and are safe to scan: private, readable
 // and writable, anonymous or [heap] / [anon:*]; never devices (/dev/nvidia*,
