@@ -221,6 +221,21 @@ class EveryLayoutRow(AttachTestCase):
                     self.assertTrue(proc["comms"][0]["proxy_thread_found"])
                 os.unlink(core)
 
+    @unittest.skipUnless(shutil.which("gcore"), "gdb's gcore not installed")
+    def test_gcore_of_a_live_rank(self):
+        """A core written by gdb's gcore (what an on-call engineer takes of a hung rank)."""
+        row = row_for("2.28.9")
+        lib = make_lib(self.tmp, "2.28.9")
+        with Rank(self.tmp, row, [ring_comm(row)], lib=lib) as r:
+            prefix = os.path.join(self.tmp, "gcore")
+            g = subprocess.run(["gcore", "-o", prefix, str(r.pid)], capture_output=True, text=True, timeout=120)
+            core = f"{prefix}.{r.pid}"
+            if g.returncode != 0 or not os.path.exists(core):
+                self.skipTest("gcore could not attach here: " + g.stderr[-200:])
+            doc, _ = attach(["--core", core], rc=1)
+        self.check_ring_decode(doc["processes"][0], row, r.ready, "2.28.9")
+        self.check_ring_verdict(doc)
+
     def test_heap_placement(self):
         row = MAGIC_ROWS[-1]
         lib = make_lib(self.tmp, row["versions"][0])
