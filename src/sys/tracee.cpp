@@ -120,6 +120,7 @@ bool read_registers(pid_t tid, RegisterSnapshot& r) {
   r.sp = u.rsp;
   r.syscall_nr = static_cast<int64_t>(u.orig_rax);
   r.syscall_ret = static_cast<int64_t>(u.rax);
+  r.thread_pointer = u.fs_base;
   return true;
 #elif defined(__aarch64__)
   user_pt_regs u{};

@@ -47,6 +47,7 @@ struct RegisterSnapshot {
   uint64_t sp = 0;
   int64_t syscall_nr = -1;   // x86_64 orig_rax at the stop; -1 when not in a syscall / unknown
   int64_t syscall_ret = 0;   // rax: -512 ERESTARTSYS etc. when the stop interrupted a syscall
+  uint64_t thread_pointer = 0;  // x86_64 fs_base (glibc: the thread's pthread_t); 0 elsewhere
 };
 
 enum class ThreadCaptureState {

@@ -182,6 +182,8 @@ int main(int argc, char** argv) {
     if (c.value("proxy", false)) {
       char* ps = static_cast<char*>(zalloc(65536));
       put<int32_t>(ps, "ncclProxyState.tpRank", rank);
+      put<int32_t>(ps, "ncclProxyState.tpnRanks", nranks);
+      put<pthread_t>(ps, "ncclProxyState.thread", pthread_self());  // the service thread (here: main)
       put<char*>(comm, "ncclComm.proxyState", ps);
       put<char*>(shared, "ncclSharedResources.proxyState", ps);
       char* pps = ps + off("ncclProxyState.progressState");

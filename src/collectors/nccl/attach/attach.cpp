@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "collectors/nccl/attach/anchor_scan.hpp"
 #include "collectors/nccl/attach/comm_decode.hpp"
 #include "collectors/nccl/attach/nccl_image.hpp"
 
@@ -77,10 +78,36 @@ ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
     if (!layout)
       pa.notes.push_back(fmt::format("NCCL {} is not in the layout table; trying the magic-pair distance", img.version->str()));
   }
+  const auto ras = read_ras_list(t, img);
   if (img.version && before_magic(*img.version)) {
-    pa.status = "unsupported";
-    pa.reason = fmt::format("NCCL {} predates the comm magic (2.21.5); communicators cannot be found by scanning",
-                            img.version->str());
+    // No magic pair: find comms through their proxy threads (anchor_scan.hpp).
+    if (!layout) {
+      pa.status = "unsupported";
+      pa.reason = fmt::format("NCCL {} predates the comm magic (2.21.5) and has no layout here", img.version->str());
+      return pa;
+    }
+    AttachTarget anchored = t;
+    if (t.kind == "live") {
+      auto n = fill_live_thread_pointers(anchored);
+      if (!n) pa.notes.push_back("thread registers unreadable: " + n.error().one_line());
+    }
+    pa.layout_source = layout->source;
+    pa.layout_label = layout->label;
+    pa.notes.push_back(fmt::format("NCCL {} predates the comm magic: communicators found through their proxy threads "
+                                   "(a comm whose proxy never started, e.g. hung in bootstrap, is not visible)",
+                                   img.version->str()));
+    const auto found = find_comms_by_thread_anchor(anchored, *layout, o.limits, pa.scan);
+    for (uint64_t addr : found) {
+      DecodeContext ctx{&anchored, &*layout, ras};
+      if (auto why = reject_reason(ctx, addr); !why.empty()) {
+        ++pa.scan.invalid;
+        continue;
+      }
+      pa.comms.push_back(decode_comm_stable(ctx, addr, t.kind == "live" ? 4 : 1));
+    }
+    pa.status = pa.comms.empty() ? "no_comm" : "ok";
+    if (pa.comms.empty())
+      pa.reason = "no communicator found through the proxy threads (none started, or thread registers unavailable)";
     return pa;
   }
 
@@ -102,7 +129,6 @@ ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
     pa.notes.push_back(fmt::format("scan stopped by its budget after {} MiB; {} MiB not scanned",
                                    pa.scan.bytes_scanned >> 20, pa.scan.bytes_skipped >> 20));
 
-  const auto ras = read_ras_list(t, img);
   std::vector<std::pair<NcclLayout, uint64_t>> accepted;
   for (const auto& c : cands) {
     NcclLayout use;

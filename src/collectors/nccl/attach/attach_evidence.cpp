@@ -30,11 +30,16 @@ Evidence to_evidence(const ProcessAttach& p) {
 
 CollectorOutput collect_nccl_attach(const CollectContext& ctx) {
   CollectorOutput out;
+  const auto ranks = discover_ranks(ctx.root);
   if (!ctx.root.is_live()) {
-    out.unchecked.push_back({"NCCL attach", "skipped: --root is a captured tree, there is no process memory to read"});
+    // A captured tree has no process memory; say so only when it holds NCCL ranks.
+    size_t n = 0;
+    for (const auto& r : ranks.ranks) n += r.nccl_path.empty() ? 0 : 1;
+    if (n > 0)
+      out.unchecked.push_back({"NCCL attach", "skipped: " + std::to_string(n) +
+                                                  " NCCL rank(s) in a --root tree, no process memory to read"});
     return out;
   }
-  const auto ranks = discover_ranks(ctx.root);
   AttachOptions o;
   o.samples = 2;
   o.interval_s = 0.3;

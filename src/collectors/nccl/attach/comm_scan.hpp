@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct ScanLimits {
   uint64_t max_bytes = 64ULL << 30;                       // stop reading after this much
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
+
+// Calls `fn(addr, value)` for every 8-byte-aligned word of every scannable()
+// mapping, within `limits` (counted in `stats`).
+void for_each_heap_word(const AttachTarget& t, const ScanLimits& limits, ScanStats& stats,
+                        const std::function<void(uint64_t addr, uint64_t value)>& fn);
 
 // `sizes`: candidate sizeof(ncclComm) values (one when the layout is known;
 // every table size when it is not). A start magic is accepted when the same
