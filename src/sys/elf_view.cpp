@@ -58,9 +58,7 @@ namespace {
 
 template <class T>
 bool get(std::string_view b, uint64_t off, T& out) {
-  if (off > b.size() || b.size() - off < sizeof(T)) return false;
-  std::memcpy(&out, b.data() + off, sizeof(T));
-  return true;
+  return read_pod(b, off, out);
 }
 
 std::string_view cstr(std::string_view b, uint64_t off) {
@@ -184,8 +182,15 @@ std::string ElfView::build_id() const {
 }
 
 std::optional<uint64_t> ElfView::symbol(std::string_view name) const {
+  if (auto s = find_symbol(name, false)) return s->value;
+  return std::nullopt;
+}
+
+std::optional<ElfSymbolValue> ElfView::find_symbol(std::string_view name, bool dynsym_first) const {
   const auto secs = sections();
-  for (uint32_t want : {uint32_t(SHT_SYMTAB), uint32_t(SHT_DYNSYM)}) {
+  const uint32_t order[2] = {dynsym_first ? uint32_t(SHT_DYNSYM) : uint32_t(SHT_SYMTAB),
+                             dynsym_first ? uint32_t(SHT_SYMTAB) : uint32_t(SHT_DYNSYM)};
+  for (uint32_t want : order) {
     for (const auto& sh : secs) {
       if (sh.type != want || sh.link >= secs.size()) continue;
       const ElfSection& str = secs[sh.link];
@@ -195,7 +200,7 @@ std::optional<uint64_t> ElfView::symbol(std::string_view name) const {
         Elf64_Sym s;
         std::memcpy(&s, syms.data() + off, sizeof s);
         if (s.st_shndx == SHN_UNDEF || s.st_name >= strs.size()) continue;
-        if (cstr(strs, s.st_name) == name) return s.st_value;
+        if (cstr(strs, s.st_name) == name) return ElfSymbolValue{s.st_value, s.st_size};
       }
     }
   }

@@ -51,6 +51,19 @@ struct ElfSegment {
   uint64_t offset = 0, vaddr = 0, filesz = 0, memsz = 0, align = 0;
 };
 
+// Bounds-checked little-endian read of a T at `off` in `b` (false past the end).
+template <class T>
+bool read_pod(std::string_view b, uint64_t off, T& out) {
+  if (off > b.size() || b.size() - off < sizeof(T)) return false;
+  __builtin_memcpy(&out, b.data() + off, sizeof(T));
+  return true;
+}
+
+struct ElfSymbolValue {
+  uint64_t value = 0;
+  uint64_t size = 0;
+};
+
 struct ElfNote {
   uint32_t type = 0;
   std::string_view name;  // "CORE", "GNU", "LINUX" (without the NUL)
@@ -80,6 +93,9 @@ class ElfView {
 
   // st_value of the first defined symbol named `name` in .symtab then .dynsym.
   std::optional<uint64_t> symbol(std::string_view name) const;
+  // The same with st_size, searching .dynsym first when `dynsym_first` (it
+  // survives stripping, e.g. python3.X exports _PyRuntime there).
+  std::optional<ElfSymbolValue> find_symbol(std::string_view name, bool dynsym_first) const;
   // Lowest PT_LOAD p_vaddr rounded down to its alignment (load bias base).
   uint64_t first_load_vaddr() const;
 

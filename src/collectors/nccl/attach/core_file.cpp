@@ -9,9 +9,7 @@ namespace {
 
 template <class T>
 bool get(std::string_view b, uint64_t off, T& out) {
-  if (off > b.size() || b.size() - off < sizeof(T)) return false;
-  std::memcpy(&out, b.data() + off, sizeof(T));
-  return true;
+  return read_pod(b, off, out);
 }
 
 // struct elf_prstatus (x86_64): pr_pid at 32, pr_reg (user_regs_struct, 27
