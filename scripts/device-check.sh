@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # device-check.sh: run ccdiag's GPU paths against a REAL driver on a GPU machine
 # (NVML probes, NVLink, the active CUDA P2P test, collect -> diagnose), and check
-# what NVML answered against nvidia-smi and sysfs. Everything the fake NVML /
+# what NVML answered against nvidia-smi and sysfs; read a real NCCL communicator
+# (1 rank, and a 2-rank init hang) with `nccl attach` and compare with NCCL's INFO log. Everything the fake NVML /
 # fake CUDA libraries stand in for in the test suite is exercised here for real.
 #
 # Usage:   scripts/device-check.sh            (from the repository root)
@@ -139,6 +140,45 @@ if diag:
 sys.exit(1 if bad else 0)
 PY
 [[ ${PIPESTATUS[0]} -eq 0 ]] || failures=$((failures + 1))
+
+# nccl attach on a real NCCL: a 1-rank communicator and a 2-rank init hang (rank 1
+# never starts), read with ccdiag and compared with NCCL's own INFO log.
+for mode in one-rank init-hang; do
+  log="$OUT/nccl-$mode.log"
+  NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$log" python3 scripts/gpu_nccl_target.py "$mode" >"$OUT/nccl-$mode.target" 2>&1 &
+  tpid=$!
+  for _ in $(seq 1 60); do grep -q '"ready"' "$OUT/nccl-$mode.target" 2>/dev/null && break; sleep 1; done
+  step "nccl-attach-$mode" "0 1" "$BIN" nccl attach "$tpid" --json
+  kill -9 "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null
+  python3 - "$OUT" "$mode" <<'PY' | tee -a "$SUMMARY"
+import json, re, sys
+out, mode = sys.argv[1], sys.argv[2]
+try:
+    target = json.loads(open(f"{out}/nccl-{mode}.target").read().splitlines()[0])
+    doc = json.load(open(f"{out}/nccl-attach-{mode}.out"))
+except Exception as e:
+    print(f"FAIL  nccl-attach-{mode}: {e}"); sys.exit(1)
+log = open(f"{out}/nccl-{mode}.log").read() if target.get("ready") else ""
+ids = set(re.findall(r"commId (0x[0-9a-f]+)", log))
+bus = set(re.findall(r"busId ([0-9a-f]+)", log))
+proc = doc["processes"][0] if doc["processes"] else {}
+comms = proc.get("comms", [])
+print(f"nccl  {mode}: library {proc.get('library')} {proc.get('version_string')} layout {proc.get('layout_source')} "
+      f"{proc.get('layout_label')}; {len(comms)} comm(s); target comm {target.get('comm')}; log commId {sorted(ids)}")
+bad = 0
+for c in comms:
+    want_init = 0 if mode == "one-rank" else 7
+    ok = (c["comm_hash"] in ids or not ids) and c["init_state"] == want_init and (mode != "one-rank" or c["addr"] == target["comm"])
+    print(f"comm  {c['addr']} hash {c['comm_hash']} rank {c['rank']}/{c['nranks']} cudaDev {c['cuda_dev']} busId "
+          f"{c['bus_id']} (log {sorted(bus)}) init {c['init_state_name']} seq {c['seq_numbers']} "
+          f"ras {c.get('in_ras_list')} proxy {c['proxy_present']} {'ok' if ok else 'MISMATCH'}")
+    bad += 0 if ok else 1
+if not comms:
+    print(f"FAIL  nccl-attach-{mode}: no communicator found ({proc.get('status')}: {proc.get('reason')})"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || failures=$((failures + 1))
+done
 
 say "done: $failures failure(s); results in $OUT"
 [[ $failures -eq 0 ]]
