@@ -74,9 +74,16 @@ ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
     return pa;
   }
   if (!layout && img.version) {
-    layout = table_layout(*img.version);
+    layout = table_layout(*img.version, img.arch.empty() ? "x86_64" : img.arch);
     if (!layout)
-      pa.notes.push_back(fmt::format("NCCL {} is not in the layout table; trying the magic-pair distance", img.version->str()));
+      pa.notes.push_back(fmt::format("NCCL {} ({}, CUDA {}.{}) is not in the layout table; trying the magic-pair distance",
+                                     img.version->str(), img.arch, img.version->cuda_major, img.version->cuda_minor));
+  }
+  if (!layout && !img.arch.empty() && img.arch != "x86_64") {
+    // Tables (and magic-distance fingerprints) are computed for x86_64 only.
+    pa.status = "no_layout";
+    pa.reason = fmt::format("no layout table for {}: only the library's DWARF could describe it", img.arch);
+    return pa;
   }
   const auto ras = read_ras_list(t, img);
   if (img.version && before_magic(*img.version)) {

@@ -66,6 +66,7 @@ bool fill_from_file(NcclImage& img, const std::string& file, uint64_t mapping_st
   img.version_string = find_version_string(*elf);
   img.version = parse_nccl_version_string(img.version_string);
   img.build_id = elf->build_id();
+  img.arch = elf->machine() == EM_X86_64 ? "x86_64" : elf->machine() == EM_AARCH64 ? "aarch64" : "other";
   img.has_symtab = elf->section(".symtab").has_value();
   img.has_debug_info = elf->section(".debug_info").has_value();
   // The mapping with file offset 0 starts at the load base (+ first p_vaddr).

@@ -21,6 +21,7 @@ struct NcclImage {
   std::optional<NcclVersion> version;
   std::string version_string;  // "NCCL version 2.28.9+cuda13.0"
   std::string build_id;
+  std::string arch;            // "x86_64", "aarch64" (ELF e_machine of the library)
   uint64_t load_base = 0;
   bool has_symtab = false, has_debug_info = false;
   std::optional<uint64_t> ras_comms_addr, ras_ncomms_addr;  // absolute addresses in the target
