@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <thread>
+
 #include "collectors/nccl/attach/attach.hpp"
 #include "collectors/nccl/attach/attach_analysis.hpp"
 #include "collectors/proc/rank_discovery.hpp"
@@ -46,16 +49,36 @@ CollectorOutput collect_nccl_attach(const CollectContext& ctx) {
   o.host = ctx.host;
   o.limits.max_bytes = 16ULL << 30;
   o.limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
-  for (const auto& r : ranks.ranks) {
-    if (r.nccl_path.empty()) continue;
-    auto t = open_live_target(ctx.root, static_cast<pid_t>(r.pid));
-    if (!t) {
-      out.unchecked.push_back({fmt::format("NCCL attach pid {}", r.pid), t.error().one_line()});
+  // Ranks are read concurrently: each waits `interval_s` between its two
+  // samples, and eight ranks in a row would spend the collector's budget sleeping.
+  struct Slot {
+    int64_t pid = 0;
+    std::optional<ProcessAttach> result;
+    std::string error;
+  };
+  std::vector<Slot> slots;
+  for (const auto& r : ranks.ranks)
+    if (!r.nccl_path.empty()) slots.push_back({r.pid, std::nullopt, ""});
+  std::vector<std::thread> workers;
+  for (auto& slot : slots) {
+    workers.emplace_back([&slot, &ctx, o] {
+      auto t = open_live_target(ctx.root, static_cast<pid_t>(slot.pid));
+      if (!t) {
+        slot.error = t.error().one_line();
+        return;
+      }
+      slot.result = attach_target(*t, o);
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (auto& slot : slots) {
+    if (!slot.result) {
+      out.unchecked.push_back({fmt::format("NCCL attach pid {}", slot.pid), slot.error});
       continue;
     }
-    ProcessAttach p = attach_target(*t, o);
+    const ProcessAttach& p = *slot.result;
     if (p.status != "ok" && p.status != "no_comm")
-      out.unchecked.push_back({fmt::format("NCCL attach pid {}", r.pid), p.status + ": " + p.reason});
+      out.unchecked.push_back({fmt::format("NCCL attach pid {}", slot.pid), p.status + ": " + p.reason});
     out.evidence.push_back(to_evidence(p));
   }
   return out;
