@@ -117,6 +117,13 @@ int main(int argc, char** argv) {
 
   pthread_t progress;
   pthread_create(&progress, nullptr, idle_thread, nullptr);
+  // Ballast: a rank's heap is mostly tensors' host copies and allocator caches.
+  const size_t ballast = spec.value("ballast_mb", size_t(0)) << 20;
+  if (ballast) {
+    void* b = mmap(nullptr, ballast, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) std::abort();
+    std::memset(b, 0x5a, ballast);
+  }
 
   const size_t comm_size = static_cast<size_t>(off("ncclComm.sizeof"));
   const int64_t ch_size = has("ncclChannel.sizeof") ? off("ncclChannel.sizeof") : 0;

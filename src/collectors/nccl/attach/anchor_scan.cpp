@@ -1,5 +1,6 @@
 #include "collectors/nccl/attach/anchor_scan.hpp"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -41,17 +42,27 @@ std::vector<uint64_t> find_comms_by_thread_anchor(const AttachTarget& t, const N
     auto n = rd<int32_t>(t, ps + static_cast<uint64_t>(*tp_nranks));
     if (r && n && *n >= 1 && *n <= (1 << 20) && *r >= 0 && *r < *n) states.insert(ps);
   };
-  for_each_heap_word(t, limits, stats, [&](uint64_t addr, uint64_t v) {
-    if (!fs.count(v)) return;
-    consider(addr - static_cast<uint64_t>(*pps_thread) - static_cast<uint64_t>(*ps_progress));
-    if (ps_thread) consider(addr - static_cast<uint64_t>(*ps_thread));
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (uint64_t f : fs) lo = std::min(lo, f), hi = std::max(hi, f);
+  for_each_heap_chunk(t, limits, stats, [&](uint64_t base, const uint64_t* w, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (w[i] < lo || w[i] > hi || !fs.count(w[i])) continue;
+      const uint64_t addr = base + i * 8;
+      consider(addr - static_cast<uint64_t>(*pps_thread) - static_cast<uint64_t>(*ps_progress));
+      if (ps_thread) consider(addr - static_cast<uint64_t>(*ps_thread));
+    }
   });
   if (states.empty()) return out;
 
   // Pass 2: comms pointing at one of them.
   std::set<uint64_t> comms;
-  for_each_heap_word(t, limits, stats, [&](uint64_t addr, uint64_t v) {
-    if (states.count(v) && addr >= static_cast<uint64_t>(*comm_ps)) comms.insert(addr - static_cast<uint64_t>(*comm_ps));
+  const uint64_t slo = *states.begin(), shi = *states.rbegin();
+  for_each_heap_chunk(t, limits, stats, [&](uint64_t base, const uint64_t* w, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (w[i] < slo || w[i] > shi || !states.count(w[i])) continue;
+      const uint64_t addr = base + i * 8;
+      if (addr >= static_cast<uint64_t>(*comm_ps)) comms.insert(addr - static_cast<uint64_t>(*comm_ps));
+    }
   });
   for (uint64_t c : comms) {
     auto shared = l.get("ncclComm.sharedRes") ? rd<uint64_t>(t, c + static_cast<uint64_t>(*l.get("ncclComm.sharedRes")))

@@ -27,10 +27,10 @@ struct ScanLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-// Calls `fn(addr, value)` for every 8-byte-aligned word of every scannable()
-// mapping, within `limits` (counted in `stats`).
-void for_each_heap_word(const AttachTarget& t, const ScanLimits& limits, ScanStats& stats,
-                        const std::function<void(uint64_t addr, uint64_t value)>& fn);
+// Calls `fn(base, words, n)` for every chunk (up to 1 MiB, 8-byte aligned) of
+// every scannable() mapping, within `limits` (counted in `stats`).
+void for_each_heap_chunk(const AttachTarget& t, const ScanLimits& limits, ScanStats& stats,
+                         const std::function<void(uint64_t base, const uint64_t* words, size_t n)>& fn);
 
 // `sizes`: candidate sizeof(ncclComm) values (one when the layout is known;
 // every table size when it is not). A start magic is accepted when the same
