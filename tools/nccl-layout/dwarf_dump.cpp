@@ -3,9 +3,14 @@
 //   ccdiag-nccl-layout dwarf LIB     the layout keys found in LIB's DWARF (JSON row)
 //   ccdiag-nccl-layout version LIB   the "NCCL version" string embedded in LIB
 // Exit codes: 0 ok, 2 unreadable file / no DWARF / no version string.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
+#include <cstring>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,13 +27,22 @@ int main(int argc, char** argv) {
   const std::string path = argv[2];
   std::optional<na::NcclVersion> ver;
   {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "ccdiag-nccl-layout: error: %s: cannot open\n", path.c_str());
+    // The version string sits in .rodata; map the whole file rather than
+    // copying a 200+ MB library.
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      std::fprintf(stderr, "ccdiag-nccl-layout: error: %s: %s\n", path.c_str(), std::strerror(errno));
+      if (fd >= 0) close(fd);
       return 2;
     }
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ver = na::parse_nccl_version_string(bytes);
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* m = size ? mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (m != MAP_FAILED) {
+      ver = na::parse_nccl_version_string(std::string_view(static_cast<const char*>(m), size));
+      munmap(m, size);
+    }
   }
   if (std::string(argv[1]) == "version") {
     if (!ver) {

@@ -222,7 +222,10 @@ def cmd_dwarf(a):
     if not drow["versions"]:
         die(f"{a.lib}: no NCCL version string")
     version = drow["versions"][0]
-    doc = json.load(open(a.table))
+    try:
+        doc = json.load(open(a.table))
+    except (OSError, ValueError) as e:
+        die(f"{a.table}: {e}")
     rows = [t for t in doc["rows"] if version in t["versions"]]
     if not rows:
         die(f"{a.table}: no row for {version}")
