@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bundle/bundle.hpp"
+#include "bundle/bundle_tar.hpp"
 
 namespace fs = std::filesystem;
 
@@ -24,7 +25,6 @@ TempDir::~TempDir() {
 
 namespace {
 
-constexpr uint64_t kMaxExtractBytes = 8ULL << 30;   // a bundle is logs and JSON, not a disk image
 constexpr size_t kMaxJsonBytes = 512ULL << 20;
 
 bool has_suffix(const std::string& s, const std::string& suf) {
@@ -94,17 +94,7 @@ Result<std::shared_ptr<TempDir>> extract_tarball(const std::string& path) {
     fs::create_directories(dest.parent_path(), ec);
     std::ofstream out(dest, std::ios::binary);
     if (!out) return fail("cannot write extracted member '" + name + "'");
-    const void* buf;
-    size_t size;
-    la_int64_t offset;
-    for (;;) {
-      const int rb = archive_read_data_block(a, &buf, &size, &offset);
-      if (rb == ARCHIVE_EOF) break;
-      if (rb != ARCHIVE_OK) return fail(std::string("corrupt tar archive: ") + archive_error_string(a));
-      total += size;
-      if (total > kMaxExtractBytes) return fail("archive expands beyond 8 GiB; refused");
-      out.write(static_cast<const char*>(buf), static_cast<std::streamsize>(size));
-    }
+    if (auto why = copy_member_data(a, out, total); !why.empty()) return fail(why);
   }
   archive_read_free(a);
   return temp;

@@ -141,8 +141,21 @@ Status write_bundle_tar(const std::string& dir, const std::string& top, int fd, 
   return Ok{};
 }
 
+std::string copy_member_data(struct archive* a, std::ostream& out, uint64_t& total) {
+  const void* buf;
+  size_t size;
+  la_int64_t offset;
+  for (;;) {
+    const int rb = archive_read_data_block(a, &buf, &size, &offset);
+    if (rb == ARCHIVE_EOF) return "";
+    if (rb != ARCHIVE_OK) return std::string("corrupt tar archive: ") + archive_error_string(a);
+    total += size;
+    if (total > kMaxBundleExpandedBytes) return "archive expands beyond 8 GiB; refused";
+    out.write(static_cast<const char*>(buf), static_cast<std::streamsize>(size));
+  }
+}
+
 Status extract_bundle_tar(const std::string& tar_path, const std::string& dest) {
-  constexpr uint64_t kMaxBytes = 8ULL << 30;
   struct archive* a = archive_read_new();
   archive_read_support_filter_gzip(a);
   archive_read_support_filter_none(a);
@@ -185,17 +198,7 @@ Status extract_bundle_tar(const std::string& tar_path, const std::string& dest) 
     fs::create_directories(out_path.parent_path(), ec);
     std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
     if (!out) return fail("cannot write " + out_path.string());
-    const void* buf;
-    size_t size;
-    la_int64_t offset;
-    for (;;) {
-      const int rb = archive_read_data_block(a, &buf, &size, &offset);
-      if (rb == ARCHIVE_EOF) break;
-      if (rb != ARCHIVE_OK) return fail(std::string("corrupt tar stream: ") + archive_error_string(a));
-      total += size;
-      if (total > kMaxBytes) return fail("stream expands beyond 8 GiB; refused");
-      out.write(static_cast<const char*>(buf), static_cast<std::streamsize>(size));
-    }
+    if (auto why = copy_member_data(a, out, total); !why.empty()) return fail(why);
     ++files;
   }
   archive_read_free(a);

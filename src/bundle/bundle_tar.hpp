@@ -15,11 +15,23 @@
 // links, devices, more than 8 GiB expanded.
 #pragma once
 
+#include <cstdint>
+#include <ostream>
 #include <string>
 
 #include "ccdiag/result.hpp"
 
+struct archive;
+
 namespace ccdiag {
+
+// A bundle is logs and JSON, not a disk image: extraction stops past this.
+inline constexpr uint64_t kMaxBundleExpandedBytes = 8ULL << 30;
+
+// Copies the data of the archive's current member to `out`, adding to
+// `total`. Returns "" or why it stopped: a corrupt archive, or `total`
+// passing kMaxBundleExpandedBytes.
+std::string copy_member_data(struct archive* a, std::ostream& out, uint64_t& total);
 
 inline constexpr const char* kArmorBegin = "CCDIAG-BUNDLE-TAR-BEGIN";
 inline constexpr const char* kArmorEnd = "CCDIAG-BUNDLE-TAR-END";
