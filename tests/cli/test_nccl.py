@@ -18,7 +18,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ccdiag_test import BUILD_DIR, FIXTURES, run, run_json  # noqa: E402
+from ccdiag_test import BIN, BUILD_DIR, FIXTURES, run, run_json  # noqa: E402
 from fake_ras_server import FakeRasServer  # noqa: E402
 
 RAS = os.path.join(FIXTURES, "ras")
@@ -145,6 +145,22 @@ class RasQueryTest(unittest.TestCase):
                           env={"NCCL_RAS_ADDR": f"localhost:{srv.port}"})
         self.assertEqual(doc["query"]["address"], f"[::1]:{srv.port}")
         self.assertTrue(any("127.0.0.1" in a and "refused" in a for a in doc["query"]["attempts"]))
+
+    def test_collect_queries_the_address_the_ranks_use(self):
+        # The job moved RAS off the default port (NCCL_RAS_ADDR in the ranks' environment, not ccdiag's):
+        # collect reads it from the rank's /proc/PID/environ and queries there.
+        srv = self.serve("ok")
+        env = dict(os.environ, RANK="0", WORLD_SIZE="2", NCCL_RAS_ADDR=f"127.0.0.1:{srv.port}")
+        rank = subprocess.Popen(["sleep", "60"], env=env)
+        self.addCleanup(lambda: (rank.kill(), rank.wait()))
+        out = tempfile.mkdtemp(prefix="ccdiag-collect-ras-")
+        self.addCleanup(shutil.rmtree, out, True)
+        clean = {k: v for k, v in os.environ.items() if k != "NCCL_RAS_ADDR"}
+        p = subprocess.run([BIN, "collect", "--out", out, "--timeout", "20"], capture_output=True, text=True,
+                           env=clean, timeout=120)
+        self.assertIn(p.returncode, (0, 3), p.stderr)
+        saved = [f for f in os.listdir(os.path.join(out, "raw", "nccl")) if f.startswith("ras-status")]
+        self.assertEqual(len(saved), 1, saved)
 
     def test_bad_address_is_usage_error(self):
         p = run(["nccl", "ras", "--addr", "host:notaport"])

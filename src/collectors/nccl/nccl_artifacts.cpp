@@ -1,4 +1,5 @@
 #include "collectors/nccl/nccl_artifacts.hpp"
+#include "collectors/proc/rank_discovery.hpp"
 
 #include <cstdlib>
 #include <ctime>
@@ -172,6 +173,18 @@ CollectorOutput collect_nccl(const CollectContext& ctx) {
   if (!ctx.root.is_live()) return out;
   RasQueryOptions q;
   q.timeout_s = 3.5;
+  // The ranks' own NCCL_RAS_ADDR (allowlisted in their environment) when
+  // ccdiag's environment does not set one: the job may have moved the port.
+  bool ranks_set_addr = false;
+  if (!std::getenv("NCCL_RAS_ADDR")) {
+    for (const auto& r : discover_ranks(ctx.root).ranks) {
+      if (r.env.contains("NCCL_RAS_ADDR") && r.env["NCCL_RAS_ADDR"].is_string()) {
+        q.addr = r.env["NCCL_RAS_ADDR"].get<std::string>();
+        ranks_set_addr = true;
+        break;
+      }
+    }
+  }
   auto r = query_ras(q);
   // Only a recognised report is kept: a garbage reply is not evidence, and
   // collector output travels as JSON (text must be valid UTF-8).
@@ -183,7 +196,7 @@ CollectorOutput collect_nccl(const CollectContext& ctx) {
     // (evidence "unavailable"), not a gap in the diagnosis; it is a gap when
     // the job is known to be there (flight-recorder files, NCCL_RAS_ADDR set)
     // or when RAS misbehaved (timeout, error).
-    const bool expected = !out.raw.empty() || std::getenv("NCCL_RAS_ADDR") != nullptr;
+    const bool expected = !out.raw.empty() || std::getenv("NCCL_RAS_ADDR") != nullptr || ranks_set_addr;
     if (expected || r.availability.state != AvailabilityState::unavailable)
       out.unchecked.push_back(Unchecked{"NCCL RAS", std::string(to_string(r.availability.state)) + ": " +
                                                         r.availability.reason});
