@@ -162,7 +162,7 @@ int run_attach(const AttachCliOptions& opts, CommandContext& ctx) {
   const auto analyses = nccl::attach::analyze_attach(procs);
   const auto findings = nccl::attach::attach_findings(analyses);
   bool stuck = false;
-  for (const auto& f : findings) stuck |= f.role == FindingRole::primary;
+  for (const auto& a : analyses) stuck |= a.verdict != "healthy";
 
   if (opts.output.json) {
     nlohmann::json jp = nlohmann::json::array(), jc = nlohmann::json::array(), jf = nlohmann::json::array();

@@ -332,6 +332,20 @@ TEST_CASE("cross-rank verdicts on plain data", "[nccl][attach]") {
     CHECK(f[0].layer == Layer::hardware);
     CHECK_FALSE(f[0].supports.empty());
   }
+  SECTION("a send the NIC never completed outranks unconsumed data elsewhere (backpressure)") {
+    auto a = analyze_attach({proc(0, {sub("recv", 1, 8, 8, 8, 5)}), proc(1, {sub("send", 0, 8, 0, 8, 6)})});
+    CHECK(a[0].verdict == "network_wait");
+    CHECK(a[0].culprits == std::vector<int>{1});
+  }
+  SECTION("sends waiting for their own GPU alone name nobody") {
+    auto a = analyze_attach({proc(0, {sub("send", 1, 8, 0, 3, 3)}), proc(1, {sub("send", 0, 8, 0, 3, 3)})});
+    CHECK(a[0].culprits.empty());
+    CHECK(a[0].verdict == "stuck");
+    CHECK(a[0].ranks[0].where == "waiting_on_gpu");
+    auto f = attach_findings(a);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].role == FindingRole::symptom);
+  }
   SECTION("a flush that never ends") {
     auto a = analyze_attach({proc(0, {sub("recv", 1, 8, 8, 5, 5)}), proc(1, {})});
     CHECK(a[0].verdict == "flush_wait");

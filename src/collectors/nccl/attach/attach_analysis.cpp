@@ -84,21 +84,30 @@ AttachRankState rank_state(const Seen& s, const std::vector<uint64_t>& max_seq, 
       if (sub.direction == "send" && sub.state == 'S' && !send_net) send_net = &sub, op_sn = &o;
     }
   }
-  if (recv_gpu || (send_gpu && !recv_net)) {
-    st.where = "gpu_wait";
-    st.detail = recv_gpu ? sub_text(*op_rg, *recv_gpu) + ": data arrived, its GPU does not consume it"
-                         : sub_text(*op_sg, *send_gpu) + ": its GPU does not produce the data to send";
-  } else if (recv_flush) {
-    st.where = "flush_wait";
-    st.detail = sub_text(*op_rf, *recv_flush) + ": stuck in the GPUDirect flush";
-  } else if (send_net) {
+  // A send the NIC never completed (S) is the strongest signal: its isend was
+  // posted, so the receiver had a buffer ready. A recv whose data arrived but
+  // is not consumed (recv G) points at this rank's GPU only when no send of
+  // its own is stuck in the network (backpressure would explain it). A send
+  // waiting for its GPU to produce (send G) is ambiguous: a hung kernel, or the
+  // kernel waiting on an upstream NVLink/P2P peer that host memory cannot see.
+  if (send_net) {
     st.where = "network_wait";
     st.waits_on = send_net->peer;
     st.detail = sub_text(*op_sn, *send_net) + ": posted to the network, never completed";
+  } else if (recv_flush) {
+    st.where = "flush_wait";
+    st.detail = sub_text(*op_rf, *recv_flush) + ": stuck in the GPUDirect flush";
+  } else if (recv_gpu) {
+    st.where = "gpu_wait";
+    st.detail = sub_text(*op_rg, *recv_gpu) + ": data arrived, its GPU does not consume it";
   } else if (recv_net) {
     st.where = "waiting_on_peer";
     st.waits_on = recv_net->peer;
     st.detail = sub_text(*op_r, *recv_net) + ": waiting for the peer's data";
+  } else if (send_gpu) {
+    st.where = "waiting_on_gpu";
+    st.detail = sub_text(*op_sg, *send_gpu) +
+                ": its GPU has not produced the data (a hung kernel, or the kernel waits on an NVLink/P2P peer)";
   } else if (any_active) {
     st.where = "in_progress";
     st.detail = fmt::format("{} proxy op(s) in flight, steps moving", c.proxy_ops.size());
@@ -158,8 +167,10 @@ std::vector<AttachCommAnalysis> analyze_attach(const std::vector<ProcessAttach>&
       return nullptr;
     };
 
-    static const std::vector<std::string> order = {"init_hang", "async_error", "not_enqueued",
-                                                   "gpu_wait",  "flush_wait",  "network_wait"};
+    // Deepest cause first; network before GPU: a stuck send (S) on one rank
+    // explains unconsumed data (recv G) on others through backpressure.
+    static const std::vector<std::string> order = {"init_hang",    "async_error", "not_enqueued",
+                                                   "network_wait", "flush_wait",  "gpu_wait"};
     for (const auto& w : order) {
       for (const auto& r : a.ranks)
         if (r.where == w) a.culprits.push_back(r.rank);
@@ -192,7 +203,18 @@ std::vector<AttachCommAnalysis> analyze_attach(const std::vector<ProcessAttach>&
       }
       if (!a.culprits.empty()) a.verdict = "peer_missing";
     }
-    if (a.verdict.empty()) {
+    const bool any_waiting = std::any_of(a.ranks.begin(), a.ranks.end(), [](const AttachRankState& r) {
+      return r.where == "waiting_on_peer" || r.where == "waiting_on_gpu";
+    });
+    if (a.verdict.empty() && any_waiting) {
+      // Stuck, but nothing in host memory says where: the kernels' NVLink/P2P
+      // progress lives in GPU memory.
+      a.verdict = "stuck";
+      a.summary = fmt::format("comm 0x{:016x}: ranks wait on each other or on their GPUs, and host memory does not "
+                              "show who is first (NVLink/P2P progress lives in GPU memory); compare stacks and the "
+                              "kernel log (Xid) of every rank",
+                              hash);
+    } else if (a.verdict.empty()) {
       a.verdict = "healthy";
       a.summary = fmt::format("comm 0x{:016x}: {} rank(s) read, nothing stuck", hash, by_rank.size());
     } else if (a.summary.empty()) {
@@ -238,7 +260,7 @@ std::vector<Finding> attach_findings(const std::vector<AttachCommAnalysis>& anal
     const std::string hash = fmt::format("0x{:016x}", a.comm_hash);
     for (const auto& r : a.ranks) {
       const bool culprit = std::find(a.culprits.begin(), a.culprits.end(), r.rank) != a.culprits.end();
-      const bool waiting = r.where == "waiting_on_peer" || terminal(r.where);
+      const bool waiting = r.where == "waiting_on_peer" || r.where == "waiting_on_gpu" || terminal(r.where);
       if (!culprit && !waiting) continue;
       Finding f;
       f.subject.rank = r.rank;

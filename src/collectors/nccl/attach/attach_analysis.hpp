@@ -8,11 +8,13 @@
 //   async_error    asyncResult set (not ncclRemoteError) or the abort flag raised
 //   not_enqueued   it issued fewer ops of a function than another rank (seqNumber,
 //                  or the proxy collOpCount before 2.23.4): host side
-//   gpu_wait       a recv whose data arrived is not consumed by the GPU, or sends
-//                  waiting for the GPU with no receive waiting on the network
-//   flush_wait     a recv stuck in the GPUDirect flush
-//   network_wait   a send posted to the network and never completed
-//   waiting_on_peer a recv waiting for a peer's data (symptom; the peer decides)
+//   network_wait   a send posted to the network and never completed (S)
+//   flush_wait     a recv stuck in the GPUDirect flush (F)
+//   gpu_wait       a recv whose data arrived is not consumed by the GPU (recv G),
+//                  with no send of the rank stuck in the network
+//   waiting_on_peer a recv waiting for a peer's data (R; symptom, the peer decides)
+//   waiting_on_gpu sends waiting for the GPU to produce (send G; symptom: a hung
+//                  kernel or an upstream NVLink/P2P peer, invisible from the host)
 //   in_progress / idle
 // With two samples only steps that did not move count as stuck.
 #pragma once
