@@ -29,13 +29,36 @@ Matching lines (set-up context + failures) are therefore a small share of
 the bytes, as in a real log; the script prints the share of each line class
 so the bench can quote it. Deterministic (seeded). Written in ~4 MiB chunks.
 
-usage: gen_log.py OUT [--size BYTES] [--ranks N] [--sessions K]"""
+--mix dense instead writes the stress mix the first version of this bench
+used: after the set-up, every line is NCCL/PyTorch chatter drawn evenly from
+five templates -- a "[send] via NET/IB" transport line, a COLL "opCount"
+line (NCCL_DEBUG_SUBSYS=COLL), a "NCCL Work update periodically" line, a
+step line, a warning -- with 0.05% failure lines. A fifth of its lines match
+a signature (real jobs print transport lines only at connection set-up), so
+it measures the per-match cost, not a realistic log.
+
+usage: gen_log.py OUT [--size BYTES] [--ranks N] [--sessions K] [--mix realistic|dense]"""
 import argparse
 import collections
 import random
 
 HOSTS_PER_RANK = 8
 CHANNELS = 32
+
+
+DENSE_CHATTER = [
+    "[rank{r}]:[I{md} {t}.{us:06d} {pid} ProcessGroupNCCL.cpp:2100] [PG ID 0 PG GUID 0(default_pg) Rank {r}] NCCL Work update periodically: last enqueued NCCL work: {seq}, last completed NCCL work: {seq1}.",
+    "[rank{r}]:{host}:{pid}:{pid} [{d}] NCCL INFO AllReduce: opCount {op:x} sendbuff 0x7f2a00000000 recvbuff 0x7f2a00000000 count 25690112 datatype 7 op 0 root 0 comm 0x55d0{r:04x} [nranks=64] stream 0x55d1",
+    "[rank{r}]:step {seq} loss {loss:.4f} lr 3.0e-4 tokens/s 182334 grad_norm 1.02",
+    "[rank{r}]:{host}:{pid}:{pid} [{d}] NCCL INFO Channel {c:02d}/1 : {r}[{d}] -> {n}[{nd}] [send] via NET/IB/{d}/GDRDMA",
+    "[rank{r}]:  warnings.warn(  # torch/utils/data/dataloader.py:558 UserWarning: This DataLoader will create 16 worker processes",
+]
+
+DENSE_RARE = [
+    "[rank{r}]:[2026-04-22 21:34:20] {host}:{pid}:{pid} [{d}] transport/net_ib.cc:1696 NCCL WARN NET/IB: Got completion from peer 10.1.0.7<50411> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_{d}",
+    "[rank{r}]:[2026-04-22 21:34:21] {host}:{pid}:{pid} [{d}] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer gpu-node-01<36411>",
+    "[rank{r}]:[E0422 21:44:21.{us:06d} {pid} ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=25690112, NumelOut=25690112, Timeout(ms)=600000) ran for 600084 milliseconds before timing out.",
+]
 
 
 class Gen:
@@ -205,6 +228,21 @@ class Gen:
         e(f"  error_file: <N/A>")
         e(f"  traceback : Signal 6 (SIGABRT) received by PID {self.pid(bad)}")
 
+    def run_dense(self, size):
+        rnd = self.rnd
+        self.startup()
+        seq = 1000
+        while self.written + self.pending < size:
+            r = rnd.randrange(self.ranks)
+            seq += 1
+            rare = rnd.random() < 0.0005
+            tmpl = DENSE_RARE[rnd.randrange(len(DENSE_RARE))] if rare else DENSE_CHATTER[rnd.randrange(len(DENSE_CHATTER))]
+            self.emit("failure" if rare else "dense-chatter",
+                      tmpl.format(r=r, host=self.hosts[r // 8], pid=40000 + r, d=r % 8, n=(r + 8) % self.ranks,
+                                  nd=(r + 8) % 8, c=rnd.randrange(32), seq=seq, seq1=seq - 1, op=seq,
+                                  loss=rnd.random() * 3, md="0422", t="21:30:00", us=rnd.randrange(1000000)))
+        self.session = 1
+
     def run(self, size, sessions):
         per = size / sessions
         n = 0
@@ -227,10 +265,14 @@ def main():
     ap.add_argument("--size", type=int, default=1 << 30)
     ap.add_argument("--ranks", type=int, default=64)
     ap.add_argument("--sessions", type=int, default=3)
+    ap.add_argument("--mix", choices=("realistic", "dense"), default="realistic")
     a = ap.parse_args()
     with open(a.out, "w") as f:
         g = Gen(f, a.ranks, random.Random(8812))
-        g.run(a.size, a.sessions)
+        if a.mix == "dense":
+            g.run_dense(a.size)
+        else:
+            g.run(a.size, a.sessions)
         g.flush()
     total = sum(g.classes.values())
     mix = ", ".join(f"{k} {100.0 * v / total:.2f}%" for k, v in sorted(g.classes.items()))

@@ -70,6 +70,18 @@ std::string Captures::text(std::string_view name) const {
   return std::string(e->value);
 }
 
+void Captures::append_text(std::string& out, std::string_view name) const {
+  const Entry* e = find(name);
+  if (!e) return;
+  if (auto n = as_integer(*e)) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, *n);
+    out.append(buf, r.ptr);
+  } else {
+    out.append(e->value);
+  }
+}
+
 nlohmann::json Captures::value(std::string_view name) const {
   const Entry* e = find(name);
   return e ? typed_value(e->as_string, e->value) : nlohmann::json();

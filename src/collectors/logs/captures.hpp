@@ -51,6 +51,8 @@ class Captures {
   std::optional<std::string_view> string(std::string_view name) const;
   // As JSON would print it: the string, or the integer in decimal; "" when absent.
   std::string text(std::string_view name) const;
+  // text(name) appended to `out` (no temporary string).
+  void append_text(std::string& out, std::string_view name) const;
   // The typed JSON value; null when absent.
   nlohmann::json value(std::string_view name) const;
   nlohmann::json to_json() const;

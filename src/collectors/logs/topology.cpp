@@ -55,9 +55,14 @@ void TopologyBuilder::add(std::string_view key, std::string_view host, std::opti
                           const std::string& source) {
   // Lines of one process come in runs: skip the map lookup for the same key.
   if (!last_ || last_->key != key) {
-    auto it = procs_.find(key);
-    if (it == procs_.end()) it = procs_.emplace(std::string(key), ProcessTopology{}).first;
-    last_ = &it->second;
+    auto hit = by_key_.find(key);
+    if (hit != by_key_.end()) {
+      last_ = hit->second;
+    } else {
+      auto it = procs_.emplace(std::string(key), ProcessTopology{}).first;
+      last_ = &it->second;
+      by_key_.emplace(it->first, last_);
+    }
   }
   auto& p = *last_;
   if (p.key.empty()) {
@@ -123,9 +128,14 @@ void TopologyBuilder::add(std::string_view key, std::string_view host, std::opti
     if (p.edges.size() >= kMaxEdges) return;  // full: skip the formatting cost of every later channel line
     // Channel lines repeat one edge per channel: look the key up before building the edge.
     const int from = i(f, "from_rank").value_or(-1), to = i(f, "to_rank").value_or(-1);
+    // "{from}[{from_dev}]->{to}[{to_dev}] {transport}", appended without temporaries.
     key_buf_.clear();
-    fmt::format_to(std::back_inserter(key_buf_), "{}[{}]->{}[{}] {}", from, s(f, "from_dev"), to, s(f, "to_dev"),
-                   s(f, "transport"));
+    key_buf_.append(std::to_string(from)).append("[");
+    f.append_text(key_buf_, "from_dev");
+    key_buf_.append("]->").append(std::to_string(to)).append("[");
+    f.append_text(key_buf_, "to_dev");
+    key_buf_.append("] ");
+    f.append_text(key_buf_, "transport");
     if (p.edge_keys.count(key_buf_) == 0) {
       p.edge_keys.insert(key_buf_);
       p.edges.push_back(TransportEdge{from, to, s(f, "from_dev"), s(f, "to_dev"), s(f, "transport")});

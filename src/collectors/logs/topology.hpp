@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <string>
 #include <vector>
@@ -81,6 +83,12 @@ class TopologyBuilder {
   std::map<std::string, ProcessTopology, std::less<>> procs_;
   std::string key_buf_;              // reused for edge keys
   ProcessTopology* last_ = nullptr;  // map nodes are stable
+  // Hash index over procs_: interleaved ranks switch process on every line.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, ProcessTopology*, KeyHash, std::equal_to<>> by_key_;
 };
 
 // busId integer as NCCL prints it (hex, "1b000") -> "0000:1b:00.0".
