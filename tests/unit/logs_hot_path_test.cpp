@@ -103,8 +103,11 @@ TEST_CASE("captures are typed as the JSON will be", "[logs]") {
   const nlohmann::json j = c.to_json();
   CHECK(j == nlohmann::json{{"rank", 42}, {"busid", "1b000"}, {"seq", "1234567890123456789012"}, {"code", -3},
                             {"transport", "NET/IB/0"}});
-  c.add_owned("xid", false, "79");
+  c.add_owned("xid", int64_t{79});
+  c.add_owned("pid", int64_t{1234567890123456789});  // 19 digits: still a number from a parser
   CHECK(c.integer("xid") == 79);
+  CHECK(c.value("pid") == 1234567890123456789);
+  CHECK(c.to_json().at("pid").is_number_integer());
   c.clear();
   CHECK(c.empty());
 }

@@ -254,12 +254,12 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
     if (cs.special == Special::xid) {
       auto x = parse_xid_line(p.body);
       if (!x) continue;
-      c.fields.add_owned("xid", false, std::to_string(x->xid));
+      c.fields.add_owned("xid", x->xid);
       c.fields.add_owned("pci", true, x->pci);
       c.fields.add_owned("message", true, x->message);
-      if (x->pid) c.fields.add_owned("pid", false, std::to_string(*x->pid));
+      if (x->pid) c.fields.add_owned("pid", *x->pid);
       if (!x->process_name.empty()) c.fields.add_owned("process", true, x->process_name);
-      if (x->gpu_instance) c.fields.add_owned("gpu_instance", false, std::to_string(*x->gpu_instance));
+      if (x->gpu_instance) c.fields.add_owned("gpu_instance", *x->gpu_instance);
     } else if (cs.special == Special::fell_off_bus) {
       auto bdf = parse_fell_off_bus_line(p.body);
       if (!bdf) continue;

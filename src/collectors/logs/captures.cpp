@@ -35,13 +35,19 @@ void Captures::clear() {
 }
 
 void Captures::add(const CaptureName* name, std::string_view value) {
-  entries_.push_back(Entry{name->name, name->as_string, value});
+  entries_.push_back(Entry{name->name, name->as_string, value, std::nullopt});
 }
 
 void Captures::add_owned(std::string name, bool as_string, std::string value) {
   const std::string& n = owned_.emplace_back(std::move(name));
   const std::string& v = owned_.emplace_back(std::move(value));
-  entries_.push_back(Entry{n, as_string, v});
+  entries_.push_back(Entry{n, as_string, v, std::nullopt});
+}
+
+void Captures::add_owned(std::string name, int64_t value) {
+  const std::string& n = owned_.emplace_back(std::move(name));
+  const std::string& v = owned_.emplace_back(std::to_string(value));
+  entries_.push_back(Entry{n, false, v, value});
 }
 
 const Captures::Entry* Captures::find(std::string_view name) const {
@@ -50,7 +56,9 @@ const Captures::Entry* Captures::find(std::string_view name) const {
   return nullptr;
 }
 
-std::optional<int64_t> Captures::as_integer(const Entry& e) { return parse_int(e.as_string, e.value); }
+std::optional<int64_t> Captures::as_integer(const Entry& e) {
+  return e.number ? e.number : parse_int(e.as_string, e.value);
+}
 
 std::optional<int64_t> Captures::integer(std::string_view name) const {
   const Entry* e = find(name);
@@ -84,12 +92,15 @@ void Captures::append_text(std::string& out, std::string_view name) const {
 
 nlohmann::json Captures::value(std::string_view name) const {
   const Entry* e = find(name);
-  return e ? typed_value(e->as_string, e->value) : nlohmann::json();
+  if (!e) return nlohmann::json();
+  if (e->number) return *e->number;
+  return typed_value(e->as_string, e->value);
 }
 
 nlohmann::json Captures::to_json() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& e : entries_) j[std::string(e.name)] = typed_value(e.as_string, e.value);
+  for (const auto& e : entries_)
+    j[std::string(e.name)] = e.number ? nlohmann::json(*e.number) : typed_value(e.as_string, e.value);
   return j;
 }
 

@@ -42,6 +42,8 @@ class Captures {
   void add(const CaptureName* name, std::string_view value);
   // Copies `value` (dedicated parsers build their own strings).
   void add_owned(std::string name, bool as_string, std::string value);
+  // An integer field from a dedicated parser (any int64, unlike parsed text).
+  void add_owned(std::string name, int64_t value);
   bool empty() const { return entries_.empty(); }
 
   bool has(std::string_view name) const { return find(name) != nullptr; }
@@ -62,6 +64,7 @@ class Captures {
     std::string_view name;
     bool as_string;
     std::string_view value;
+    std::optional<int64_t> number;  // set for add_owned(name, int64_t)
   };
   const Entry* find(std::string_view name) const;
   static std::optional<int64_t> as_integer(const Entry& e);
