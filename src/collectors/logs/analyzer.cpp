@@ -156,7 +156,6 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
     CompiledSig c;
     c.re = std::make_unique<RE2>(s.pattern, o);
     if (!c.re->ok()) return make_error("signature " + s.id + ": bad pattern: " + c.re->error());
-    c.nsub = 0;
     c.topo = s.role == FindingRole::context ? topo_kind(s.id) : TopoKind::none;
     if (s.extractor == "xid") c.special = Special::xid;
     else if (s.extractor == "fell_off_bus") c.special = Special::fell_off_bus;
