@@ -8,6 +8,7 @@
 
 #include "collectors/logs/analyzer.hpp"
 #include "collectors/logs/line_prefix.hpp"
+#include "collectors/logs/matcher.hpp"
 #include "collectors/logs/reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -28,6 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pos = nl + 1;
   }
   (void)looks_binary(text);
+  // The prefilter rewrite takes user patterns (--signatures): any bytes as a
+  // pattern must give an expression no longer than the pattern, without crashing.
+  const std::string pattern(text.substr(0, 512));
+  if (prefilter_expression(pattern).size() > pattern.size()) __builtin_trap();
   // The analyser over the whole input, as one file (compiled once, reset per input).
   static auto analyzer = LogAnalyzer::create(builtin_signatures());
   if (!analyzer) __builtin_trap();

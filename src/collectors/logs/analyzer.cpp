@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,7 @@
 #include <re2/re2.h>
 
 #include "collectors/kernel/xid.hpp"
+#include "collectors/logs/captures.hpp"
 #include "collectors/logs/line_prefix.hpp"
 #include "collectors/logs/matcher.hpp"
 #include "collectors/logs/reader.hpp"
@@ -22,24 +24,6 @@ namespace {
 
 constexpr size_t kMaxGroups = 200000;   // distinct (signature, actor) aggregates kept
 constexpr size_t kExcerptMax = 300;
-
-// Named captures that stay strings even when all digits (hex ids, versions).
-bool keep_as_string(const std::string& name) {
-  static const std::set<std::string> k{"busid", "comm_id", "version", "version_a", "version_b", "value", "cpumask",
-                                       "host_hash", "bus", "bus_a", "bus_b", "host", "peer", "pci", "nic", "cuda",
-                                       "local_version", "remote_version", "ring_ranks", "ranks", "from_dev", "to_dev",
-                                       "driver"};
-  return k.count(name) > 0;
-}
-
-nlohmann::json typed(bool as_string, std::string_view v) {
-  if (!as_string && !v.empty() && v.size() <= 18) {
-    int64_t n = 0;
-    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec == std::errc() && end == v.data() + v.size()) return n;
-  }
-  return std::string(v);
-}
 
 // A numeric field, or `fallback` when absent or not a number (a capture of
 // 19+ digits stays a string: fuzzed and corrupted lines must not throw).
@@ -69,13 +53,41 @@ struct CompiledSig {
   Special special = Special::none;
   TopoKind topo = TopoKind::none;
   struct Group {
-    std::string name;
+    CaptureName name;
     int index;
-    bool as_string;
   };
   std::vector<Group> groups;
-  int ngroups = 0;
+  int nsub = 0;  // submatches RE2 must fill: the highest named group + 1 (0: a yes/no match)
 };
+
+// One signature confirmed on the current line.
+struct Confirmed {
+  unsigned sig = 0;
+  Captures fields;
+  std::optional<int64_t> rank_override;  // torchelastic exit code lines take the rank of the line before
+  nlohmann::json to_json() const {
+    nlohmann::json j = fields.to_json();
+    if (rank_override) j["rank"] = *rank_override;
+    return j;
+  }
+  std::optional<int64_t> rank() const { return rank_override ? rank_override : fields.integer("rank"); }
+};
+
+// '\n' bytes in [p, p + n), eight at a time (SWAR: a zero byte of x ^ 0x0a..0a
+// sets that byte's top bit of the mask, without carries between bytes).
+size_t count_newlines(const char* p, size_t n) {
+  size_t count = 0, i = 0;
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kNl = kOnes * '\n', kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t x = w ^ kNl;
+    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
+    count += static_cast<size_t>(((zero >> 7) * kOnes) >> 56);  // sum of the 0/1 bytes
+  }
+  for (; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
 
 struct Group {
   unsigned sig = 0;
@@ -107,6 +119,11 @@ struct LogAnalyzer::Impl {
   size_t dropped_groups = 0;
   std::vector<Hit> hits;
   std::string scratch;
+  // Reused per line so the hot path allocates nothing for lines that only
+  // bump an existing aggregate.
+  std::vector<unsigned> on;
+  std::vector<Confirmed> ok;
+  std::string proc_key, actor, gkey;
 
   // Per-file state.
   struct FileState {
@@ -120,7 +137,7 @@ struct LogAnalyzer::Impl {
   };
 
   void process_block(std::string_view block, FileState& st);
-  void on_line(std::string_view raw, FileState& st, const std::vector<unsigned>& sigs_on_line);
+  void on_line(std::string_view raw, FileState& st);
   LogAnalysis finish();
 };
 
@@ -139,7 +156,6 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
     CompiledSig c;
     c.re = std::make_unique<RE2>(s.pattern, o);
     if (!c.re->ok()) return make_error("signature " + s.id + ": bad pattern: " + c.re->error());
-    c.ngroups = c.re->NumberOfCapturingGroups();
     c.topo = s.role == FindingRole::context ? topo_kind(s.id) : TopoKind::none;
     if (s.extractor == "xid") c.special = Special::xid;
     else if (s.extractor == "fell_off_bus") c.special = Special::fell_off_bus;
@@ -147,8 +163,11 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
     else if (s.id == "torchelastic.failure_exitcode") c.special = Special::elastic_exit;
     else if (s.id == "nccl.error_breadcrumb") c.special = Special::breadcrumb;
     else if (s.id == "cuda.peer_access") c.special = Special::peer_access;
-    for (const auto& [name, idx] : c.re->NamedCapturingGroups())
-      c.groups.push_back(CompiledSig::Group{name, idx, keep_as_string(name)});
+    for (const auto& [name, idx] : c.re->NamedCapturingGroups()) {
+      if (idx >= 64) continue;  // beyond the submatch array (no catalogue pattern has that many)
+      c.groups.push_back(CompiledSig::Group{CaptureName{name, keep_as_string(name)}, idx});
+      c.nsub = std::max(c.nsub, idx + 1);
+    }
     im.compiled.push_back(std::move(c));
   }
   auto m = Matcher::compile(signatures);
@@ -195,24 +214,21 @@ void LogAnalyzer::Impl::process_block(std::string_view block, FileState& st) {
   matcher->scan(block, hits);
   const int64_t lines_before = st.line;
   size_t pos = 0;  // lines before `pos` are counted
-  std::vector<unsigned> on;
   for (size_t i = 0; i < hits.size();) {
     const size_t b = hits[i].line_begin, e = hits[i].line_end;
     on.clear();
     while (i < hits.size() && hits[i].line_begin == b) on.push_back(hits[i++].sig);
-    st.line += std::count(block.data() + pos, block.data() + b, '\n');
+    st.line += static_cast<int64_t>(count_newlines(block.data() + pos, b - pos));
     pos = b;
-    on_line(block.substr(b, e - b), st, on);
+    on_line(block.substr(b, e - b), st);
   }
-  const int64_t rest = std::count(block.data() + pos, block.data() + block.size(), '\n');
-  st.line += rest;
+  st.line += static_cast<int64_t>(count_newlines(block.data() + pos, block.size() - pos));
   // A final line without '\n' still counts.
   if (!block.empty() && block.back() != '\n') ++st.line;
-  (void)rest;
   stats.lines += static_cast<size_t>(st.line - lines_before);
 }
 
-void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::vector<unsigned>& on) {
+void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
   const int64_t lineno = st.line + 1;
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) raw.remove_suffix(1);
   std::string_view line = raw;
@@ -224,53 +240,55 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
   const LinePrefix p = parse_line_prefix(line);
   const re2::StringPiece body(p.body.data(), p.body.size());
 
-  struct Confirmed {
-    unsigned sig;
-    nlohmann::json fields;
-  };
-  std::vector<Confirmed> ok;
+  // Confirm each candidate with RE2 and keep its captures as views into the line.
+  size_t nok = 0;
   re2::StringPiece sub[64];
   for (unsigned s : on) {
-    const auto& sig = sigs[s];
-    nlohmann::json fields = nlohmann::json::object();
-    const Special sp = compiled[s].special;
-    if (sp == Special::xid) {
+    if (nok == ok.size()) ok.emplace_back();
+    Confirmed& c = ok[nok];
+    c.sig = s;
+    c.fields.clear();
+    c.rank_override.reset();
+    const auto& cs = compiled[s];
+    if (cs.special == Special::xid) {
       auto x = parse_xid_line(p.body);
       if (!x) continue;
-      fields = {{"xid", x->xid}, {"pci", x->pci}, {"message", x->message}};
-      if (x->pid) fields["pid"] = *x->pid;
-      if (!x->process_name.empty()) fields["process"] = x->process_name;
-      if (x->gpu_instance) fields["gpu_instance"] = *x->gpu_instance;
-    } else if (sp == Special::fell_off_bus) {
+      c.fields.add_owned("xid", x->xid);
+      c.fields.add_owned("pci", true, x->pci);
+      c.fields.add_owned("message", true, x->message);
+      if (x->pid) c.fields.add_owned("pid", *x->pid);
+      if (!x->process_name.empty()) c.fields.add_owned("process", true, x->process_name);
+      if (x->gpu_instance) c.fields.add_owned("gpu_instance", *x->gpu_instance);
+    } else if (cs.special == Special::fell_off_bus) {
       auto bdf = parse_fell_off_bus_line(p.body);
       if (!bdf) continue;
-      fields = {{"pci", *bdf}};
+      c.fields.add_owned("pci", true, *bdf);
     } else {
-      const auto& c = compiled[s];
-      const int n = std::min(c.ngroups + 1, 64);
-      if (!c.re->Match(body, 0, body.size(), RE2::UNANCHORED, sub, n)) continue;
-      for (const auto& gr : c.groups)
-        if (gr.index < n && sub[gr.index].data() != nullptr)
-          fields[gr.name] = typed(gr.as_string, std::string_view(sub[gr.index].data(), sub[gr.index].size()));
+      if (!cs.re->Match(body, 0, body.size(), RE2::UNANCHORED, sub, cs.nsub)) continue;
+      for (const auto& gr : cs.groups)
+        if (sub[gr.index].data() != nullptr)
+          c.fields.add(&gr.name, std::string_view(sub[gr.index].data(), sub[gr.index].size()));
     }
-    ok.push_back(Confirmed{s, std::move(fields)});
+    ++nok;
   }
-  if (ok.empty()) return;
+  if (nok == 0) return;
   ++stats.matched_lines;
-  const bool specific = std::any_of(ok.begin(), ok.end(), [&](const Confirmed& c) {
-    return !sigs[c.sig].fallback && sigs[c.sig].role != FindingRole::context;
-  });
+  bool specific = false;
+  for (size_t k = 0; k < nok; ++k)
+    if (!sigs[ok[k].sig].fallback && sigs[ok[k].sig].role != FindingRole::context) specific = true;
 
   // The NCCL process this line belongs to.
-  std::string proc_key;
+  proc_key.clear();
   if (p.pid) {
-    proc_key.reserve(p.host.size() + 12);
-    proc_key.append(p.host).append(":").append(std::to_string(*p.pid));
+    char num[24];
+    const auto r = std::to_chars(num, num + sizeof num, *p.pid);
+    proc_key.append(p.host).append(":").append(num, r.ptr);
     if (st.last_proc != proc_key) st.last_proc = proc_key;
   }
-  const std::string host = !p.host.empty() ? std::string(p.host) : st.host;
+  const std::string_view host = !p.host.empty() ? p.host : std::string_view(st.host);
 
-  for (auto& c : ok) {
+  for (size_t k = 0; k < nok; ++k) {
+    Confirmed& c = ok[k];
     const auto& sig = sigs[c.sig];
     if (sig.fallback && specific) continue;
     ++seq;
@@ -278,43 +296,55 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
     if (cs.topo != TopoKind::none) {
       // Set-up lines feed the topology, not the findings. A bare "NCCL version"
       // line (VERSION level, no prefix) belongs to the last process of the file.
-      std::string key = proc_key.empty() ? (st.last_proc.empty() ? "file:" + st.shown : st.last_proc) : proc_key;
-      topo.add(key, host, p.pid, p.rank ? p.rank : st.file_rank, p.dev, cs.topo, c.fields, st.shown);
+      if (!proc_key.empty()) {
+        topo.add(proc_key, host, p.pid, p.rank ? p.rank : st.file_rank, p.dev, cs.topo, c.fields, st.shown);
+      } else {
+        const std::string key = st.last_proc.empty() ? "file:" + st.shown : st.last_proc;
+        topo.add(key, host, p.pid, p.rank ? p.rank : st.file_rank, p.dev, cs.topo, c.fields, st.shown);
+      }
       continue;
     }
     if (cs.special == Special::elastic_rank) {
       st.elastic_rank_line = lineno;
-      st.elastic_rank = static_cast<int>(num(c.fields, "rank", -1));
+      st.elastic_rank = static_cast<int>(c.fields.integer("rank").value_or(-1));
     }
     if (cs.special == Special::elastic_exit && lineno - st.elastic_rank_line <= 3 && st.elastic_rank >= 0)
-      c.fields["rank"] = st.elastic_rank;
+      c.rank_override = st.elastic_rank;
 
     // Actor: who logged it. Group repeated lines of one actor into one finding.
     std::optional<int> rank;
-    if (c.fields.contains("rank") && c.fields["rank"].is_number_integer()) rank = c.fields["rank"].get<int>();
-    std::string actor;
-    if (rank) actor = "rank " + std::to_string(*rank);
-    else if (p.rank) actor = "rank " + std::to_string(*p.rank);
-    else if (!proc_key.empty()) actor = proc_key + (p.dev ? "[" + std::to_string(*p.dev) + "]" : "");
-    else if (st.file_rank) actor = "rank " + std::to_string(*st.file_rank);
-    else actor = "file " + st.shown;
-    std::string gkey = sig.id + "|" + actor;
-    if (cs.special == Special::xid) gkey += "|" + text(c.fields, "pci", "") + "|" + std::to_string(num(c.fields, "xid", 0));
+    if (auto r = c.rank()) rank = static_cast<int>(*r);
+    actor.clear();
+    if (rank) actor.append("rank ").append(std::to_string(*rank));
+    else if (p.rank) actor.append("rank ").append(std::to_string(*p.rank));
+    else if (!proc_key.empty()) {
+      actor.append(proc_key);
+      if (p.dev) actor.append("[").append(std::to_string(*p.dev)).append("]");
+    } else if (st.file_rank) actor.append("rank ").append(std::to_string(*st.file_rank));
+    else actor.append("file ").append(st.shown);
+    gkey.assign(sig.id).append("|").append(actor);
+    if (cs.special == Special::xid) {
+      gkey.append("|").append(c.fields.string("pci").value_or("")).append("|");
+      gkey.append(std::to_string(c.fields.integer("xid").value_or(0)));
+    }
     // Each pair of a P2P capability matrix is its own fact.
-    if (cs.special == Special::peer_access) gkey += "|" + c.fields["dev_a"].dump() + "-" + c.fields["dev_b"].dump();
+    if (cs.special == Special::peer_access)
+      gkey.append("|").append(c.fields.value("dev_a").dump()).append("-").append(c.fields.value("dev_b").dump());
 
     auto it = index.find(gkey);
     if (it != index.end()) {
       Group& g = groups[it->second];
       ++g.count;
       if (cs.special == Special::breadcrumb && g.chain.size() < 12)
-        g.chain.push_back(text(c.fields, "src_file", "?") + ":" + std::to_string(num(c.fields, "src_line", 0)));
+        g.chain.push_back(std::string(c.fields.string("src_file").value_or("?")) + ":" +
+                          std::to_string(c.fields.integer("src_line").value_or(0)));
       continue;
     }
     if (groups.size() >= kMaxGroups) {
       ++dropped_groups;
       continue;
     }
+    nlohmann::json fields = c.to_json();
     Group g;
     g.sig = c.sig;
     g.count = 1;
@@ -333,44 +363,44 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st, const std::
     f.severity = sig.severity;
     f.role = sig.role;
     f.supports = sig.supports;
-    if (!host.empty()) f.subject.host = host;
+    if (!host.empty()) f.subject.host = std::string(host);
     if (rank) f.subject.rank = rank;
     if (p.pid) f.subject.pid = *p.pid;
     if (p.tid) f.subject.tid = *p.tid;
-    if (c.fields.contains("pid") && c.fields["pid"].is_number_integer()) f.subject.pid = c.fields["pid"].get<int64_t>();
-    if (c.fields.contains("nic") && c.fields["nic"].is_string()) f.subject.nic = c.fields["nic"].get<std::string>();
-    if (c.fields.contains("port") && c.fields["port"].is_number_integer()) f.subject.port = c.fields["port"].get<int>();
-    if (c.fields.contains("seq") && c.fields["seq"].is_number_integer()) f.subject.seq = c.fields["seq"].get<int64_t>();
-    if (c.fields.contains("pci") && c.fields["pci"].is_string()) {
-      std::string pci = c.fields["pci"].get<std::string>();
+    if (fields.contains("pid") && fields["pid"].is_number_integer()) f.subject.pid = fields["pid"].get<int64_t>();
+    if (fields.contains("nic") && fields["nic"].is_string()) f.subject.nic = fields["nic"].get<std::string>();
+    if (fields.contains("port") && fields["port"].is_number_integer()) f.subject.port = fields["port"].get<int>();
+    if (fields.contains("seq") && fields["seq"].is_number_integer()) f.subject.seq = fields["seq"].get<int64_t>();
+    if (fields.contains("pci") && fields["pci"].is_string()) {
+      std::string pci = fields["pci"].get<std::string>();
       if (pci.size() == 10) pci += ".0";  // Xid prints no function; NVIDIA GPUs are function 0
       if (sig.layer == Layer::hardware && sig.id.rfind("kernel.mlx5", 0) != 0) f.subject.gpu = pci;
     }
     if (sig.id == "kernel.xid") {
-      const int xid = static_cast<int>(num(c.fields, "xid", 0));
+      const int xid = static_cast<int>(num(fields, "xid", 0));
       const XidInfo* info = find_xid(xid);
-      f.summary = "Xid " + std::to_string(xid) + " on GPU " + text(c.fields, "pci", "?") + ": " +
+      f.summary = "Xid " + std::to_string(xid) + " on GPU " + text(fields, "pci", "?") + ": " +
                   (info ? info->name : "unknown Xid");
-      const std::string msg = text(c.fields, "message", "");
+      const std::string msg = text(fields, "message", "");
       if (!msg.empty()) f.summary += " (" + msg + ")";
       f.supports.clear();
       if (info) {
-        c.fields["meaning"] = info->name;
-        c.fields["likely_cause"] = info->cause;
-        c.fields["action"] = info->action;
+        fields["meaning"] = info->name;
+        fields["likely_cause"] = info->cause;
+        fields["action"] = info->action;
         if (info->catalogue_cause[0] != '\0') f.supports.push_back(CauseSupport{info->catalogue_cause, info->weight});
       }
       const bool actionable = info && info->catalogue_cause[0] != '\0';
       f.severity = actionable && info->weight >= 10 ? Severity::critical : Severity::warning;
       f.role = actionable ? FindingRole::primary : FindingRole::context;
     } else {
-      f.summary = render_summary(sig.summary, c.fields);
+      f.summary = render_summary(sig.summary, fields);
     }
-    if (sig.id == "nccl.error_breadcrumb") {
-      g.chain.push_back(text(c.fields, "src_file", "?") + ":" + std::to_string(num(c.fields, "src_line", 0)));
-      c.fields["result"] = result_name(num(c.fields, "code", 0));
+    if (cs.special == Special::breadcrumb) {
+      g.chain.push_back(text(fields, "src_file", "?") + ":" + std::to_string(num(fields, "src_line", 0)));
+      fields["result"] = result_name(num(fields, "code", 0));
     }
-    f.fields = std::move(c.fields);
+    f.fields = std::move(fields);
     f.provenance.push_back(Provenance{st.shown, lineno, std::string(line.substr(0, kExcerptMax))});
     if (!p.timestamp.empty()) f.time = std::string(p.timestamp);
     f.order = lineno;

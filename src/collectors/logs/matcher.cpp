@@ -1,7 +1,10 @@
 #include "collectors/logs/matcher.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #ifdef CCDIAG_HAVE_HYPERSCAN
 #include <hs/hs.h>
@@ -11,6 +14,158 @@
 #include <re2/re2.h>
 
 namespace ccdiag::logs {
+
+namespace {
+
+// One top-level element of a regular expression: [begin, end) including its
+// quantifier, if any.
+struct Element {
+  size_t begin, end;
+  size_t body_end;       // end of the element without its quantifier
+  bool quantified;       // followed by * + ? or {m,n}
+  bool alternation;      // a top-level '|'
+  bool group;            // ( ... )
+  bool zero_width;       // $ \b \B
+  bool ascii = true;     // no byte >= 0x80 (a quantifier would apply to a whole UTF-8 character)
+};
+
+// End of the element starting at r[i] (no quantifier); npos when malformed.
+size_t element_end(std::string_view r, size_t i) {
+  const size_t n = r.size();
+  if (r[i] == '\\') {
+    if (i + 1 >= n) return std::string_view::npos;
+    const char c = r[i + 1];
+    if ((c == 'x' || c == 'p' || c == 'P') && i + 2 < n && r[i + 2] == '{') {
+      const size_t close = r.find('}', i + 3);
+      return close == std::string_view::npos ? close : close + 1;
+    }
+    if (c == 'x') return std::min(n, i + 4);
+    if (c == 'p' || c == 'P') return std::min(n, i + 3);
+    return i + 2;
+  }
+  if (r[i] == '[') {
+    size_t k = i + 1;
+    if (k < n && r[k] == '^') ++k;
+    if (k < n && r[k] == ']') ++k;  // a leading ']' is literal
+    while (k < n && r[k] != ']') {
+      if (r[k] == '\\') k += 2;
+      else if (r[k] == '[' && k + 1 < n && r[k + 1] == ':') {
+        const size_t close = r.find(":]", k + 2);
+        if (close == std::string_view::npos) return close;
+        k = close + 2;
+      } else ++k;
+    }
+    return k < n ? k + 1 : std::string_view::npos;
+  }
+  if (r[i] == '(') {
+    int depth = 0;
+    for (size_t k = i; k < n; ++k) {
+      if (r[k] == '\\') {
+        ++k;
+      } else if (r[k] == '[') {
+        const size_t e = element_end(r, k);
+        if (e == std::string_view::npos) return e;
+        k = e - 1;
+      } else if (r[k] == '(') {
+        ++depth;
+      } else if (r[k] == ')' && --depth == 0) {
+        return k + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  return i + 1;
+}
+
+// Splits `r` into top-level elements; nullopt when it cannot (then it is left alone).
+std::optional<std::vector<Element>> split(std::string_view r) {
+  std::vector<Element> out;
+  size_t i = 0;
+  while (i < r.size()) {
+    Element e{};
+    e.begin = i;
+    e.alternation = r[i] == '|';
+    e.group = r[i] == '(';
+    e.zero_width = r[i] == '$' || (r[i] == '\\' && i + 1 < r.size() && (r[i + 1] == 'b' || r[i + 1] == 'B'));
+    const size_t end = element_end(r, i);
+    if (end == std::string_view::npos || end > r.size()) return std::nullopt;
+    for (size_t k = i; k < end; ++k)
+      if (static_cast<unsigned char>(r[k]) >= 0x80) e.ascii = false;
+    e.body_end = end;
+    size_t k = end;
+    if (!e.alternation && k < r.size()) {
+      if (r[k] == '*' || r[k] == '+' || r[k] == '?') {
+        ++k;
+      } else if (r[k] == '{') {
+        size_t m = k + 1;
+        while (m < r.size() && (std::isdigit(static_cast<unsigned char>(r[m])) || r[m] == ',')) ++m;
+        if (m < r.size() && r[m] == '}' && m > k + 1) k = m + 1;
+      }
+      if (k > end && k < r.size() && (r[k] == '?' || r[k] == '+')) ++k;  // lazy / possessive
+    }
+    e.quantified = k > end;
+    e.end = k;
+    out.push_back(e);
+    i = k;
+  }
+  return out;
+}
+
+constexpr size_t kMinPrefilter = 8;  // never cut an expression below this many characters
+
+// Drops trailing elements that only extend a match that has already been
+// found: quantified items, anchors, and groups whose own tail strips away.
+// Each cut keeps the expression a superset of the pattern's matches, and a
+// repeated tail such as "\S+" would otherwise report one match per character.
+std::string strip_tail(std::string r, size_t min_len) {
+  for (;;) {
+    auto els = split(r);
+    if (!els || els->empty()) return r;
+    const Element& last = els->back();
+    const bool after_bar = els->size() >= 2 && (*els)[els->size() - 2].alternation;
+    if (after_bar || !last.ascii || last.alternation) return r;
+    std::string shorter;
+    if (last.quantified || last.zero_width) {
+      shorter = r.substr(0, last.begin);
+    } else if (last.group) {
+      // Opener: "(" or "(?flags:"; "(?i)" and other non-capturing forms without ':' are left alone.
+      size_t inner = last.begin + 1;
+      if (inner < r.size() && r[inner] == '?') {
+        const size_t colon = r.find(':', inner);
+        if (colon == std::string::npos || colon >= last.body_end) return r;
+        for (size_t k = inner + 1; k < colon; ++k)
+          if (!std::isalpha(static_cast<unsigned char>(r[k])) && r[k] != '-') return r;
+        inner = colon + 1;
+      }
+      const std::string body = r.substr(inner, last.body_end - 1 - inner);
+      const std::string stripped = strip_tail(body, 0);
+      if (stripped == body) return r;
+      shorter = r.substr(0, last.begin);
+      if (!stripped.empty()) shorter += r.substr(last.begin, inner - last.begin) + stripped + ")";
+    } else {
+      return r;
+    }
+    if (shorter.size() < min_len) return r;
+    if (!shorter.empty() && (shorter.back() == '|' || shorter.back() == '(')) return r;
+    r = std::move(shorter);
+  }
+}
+
+// Drops leading quantified elements: the prefilter needs no match start, and a
+// leading "\s*" or optional group makes every position a possible start.
+std::string strip_head(std::string r) {
+  for (;;) {
+    auto els = split(r);
+    if (!els || els->size() < 2) return r;
+    const Element& first = els->front();
+    if (!first.quantified || !first.ascii || (*els)[1].alternation) return r;
+    std::string shorter = r.substr(first.end);
+    if (shorter.size() < kMinPrefilter) return r;
+    r = std::move(shorter);
+  }
+}
+
+}  // namespace
 
 std::string prefilter_expression(const std::string& pattern) {
   std::string out;
@@ -27,19 +182,7 @@ std::string prefilter_expression(const std::string& pattern) {
     out += pattern[i];
   }
   if (!out.empty() && out.front() == '^') out.erase(0, 1);
-  // Trailing anchors and catch-alls only multiply prefilter callbacks.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const char* tail : {"$", "\\s*", " *", ".*", "(?:.*)", "(?:\\.\\.\\.)?", "(?:.+)", ".+"}) {
-      const size_t n = std::strlen(tail);
-      if (out.size() > n + 8 && out.compare(out.size() - n, n, tail) == 0 &&
-          (out.size() == n || out[out.size() - n - 1] != '\\')) {
-        out.resize(out.size() - n);
-        changed = true;
-      }
-    }
-  }
-  return out;
+  return strip_head(strip_tail(std::move(out), kMinPrefilter));
 }
 
 #ifdef CCDIAG_HAVE_HYPERSCAN
@@ -87,24 +230,30 @@ struct ScanCtx {
   std::string_view block;
   std::vector<Hit>* hits;
   std::vector<size_t>* last_line;  // per signature: line_begin+1 of its last hit (0 = none)
+  // The line of the previous callback: Hyperscan reports every end offset of
+  // a match (and of each pattern), so most callbacks land on the line before.
+  size_t cur_begin = 0, cur_end = 0;
+  bool have_cur = false;
 };
 
 int on_match(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/, void* p) {
   auto* c = static_cast<ScanCtx*>(p);
   const size_t end = std::min<size_t>(static_cast<size_t>(to), c->block.size());
-  // The line holding the match end (a match ending right at '\n' belongs to the line before).
   const char* base = c->block.data();
-  size_t begin = 0;
-  if (end > 0) {
-    const void* nl = memrchr(base, '\n', end > 0 ? end - (base[end - 1] == '\n' ? 1 : 0) : 0);
-    begin = nl ? static_cast<size_t>(static_cast<const char*>(nl) - base) + 1 : 0;
+  // The line holding the match end (a match ending right at '\n' belongs to
+  // the line before): the line after the last '\n' in [0, q).
+  const size_t q = end > 0 && base[end - 1] == '\n' ? end - 1 : end;
+  if (!c->have_cur || q < c->cur_begin || q > c->cur_end) {
+    const void* nl = q > 0 ? memrchr(base, '\n', q) : nullptr;
+    c->cur_begin = nl ? static_cast<size_t>(static_cast<const char*>(nl) - base) + 1 : 0;
+    const void* nl2 = std::memchr(base + c->cur_begin, '\n', c->block.size() - c->cur_begin);
+    c->cur_end = nl2 ? static_cast<size_t>(static_cast<const char*>(nl2) - base) : c->block.size();
+    c->have_cur = true;
   }
   size_t& last = (*c->last_line)[id];
-  if (last == begin + 1) return 0;
-  last = begin + 1;
-  const void* nl2 = std::memchr(base + begin, '\n', c->block.size() - begin);
-  const size_t line_end = nl2 ? static_cast<size_t>(static_cast<const char*>(nl2) - base) : c->block.size();
-  c->hits->push_back(Hit{begin, line_end, id});
+  if (last == c->cur_begin + 1) return 0;
+  last = c->cur_begin + 1;
+  c->hits->push_back(Hit{c->cur_begin, c->cur_end, id});
   return 0;
 }
 }  // namespace

@@ -43,8 +43,13 @@ class Matcher {
 };
 
 // The expression the prefilter compiles for a signature pattern: named groups
-// made non-capturing, a leading '^' and trailing "$"/".*" dropped (the
-// prefilter only has to find the line; RE2 applies the exact pattern).
+// made non-capturing, a leading '^' dropped, leading quantified elements
+// ("\s*", an optional group) and trailing quantified elements, anchors and
+// open-ended groups ("\S+", ".*$", "(?:\S+(?: pointer)?)") cut while at least
+// 8 characters remain. Every cut keeps a superset of the pattern's matches:
+// the prefilter only has to find the line; RE2 applies the exact pattern to
+// the line's body. Cutting repeated tails also keeps Hyperscan from reporting
+// one match per character of "\S+".
 std::string prefilter_expression(const std::string& pattern);
 
 }  // namespace ccdiag::logs

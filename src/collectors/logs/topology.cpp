@@ -1,6 +1,7 @@
 #include "collectors/logs/topology.hpp"
 
 #include <cstdlib>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -11,15 +12,15 @@ namespace {
 constexpr size_t kMaxEdges = 512;
 constexpr size_t kMaxRings = 32;
 
-std::string s(const nlohmann::json& f, const char* k) {
-  if (!f.contains(k)) return {};
-  return f[k].is_string() ? f[k].get<std::string>() : f[k].dump();
-}
-std::optional<int> i(const nlohmann::json& f, const char* k) {
-  if (!f.contains(k)) return std::nullopt;
-  if (f[k].is_number_integer()) return f[k].get<int>();
+// A field as text ("" when absent) or as an int (a string field is read with
+// std::stoi, as a JSON string field was).
+std::string s(const Captures& f, const char* k) { return f.text(k); }
+std::optional<int> i(const Captures& f, const char* k) {
+  if (auto n = f.integer(k)) return static_cast<int>(*n);
+  auto v = f.string(k);
+  if (!v) return std::nullopt;
   try {
-    return std::stoi(f[k].get<std::string>());
+    return std::stoi(std::string(*v));
   } catch (...) {
     return std::nullopt;
   }
@@ -49,11 +50,20 @@ TopoKind topo_kind(const std::string& id) {
   return id.rfind("nccl.info.", 0) == 0 ? TopoKind::other : TopoKind::none;
 }
 
-void TopologyBuilder::add(const std::string& key, const std::string& host, std::optional<int64_t> pid,
-                          std::optional<int> rank, std::optional<int> dev, TopoKind kind, const nlohmann::json& f,
+void TopologyBuilder::add(std::string_view key, std::string_view host, std::optional<int64_t> pid,
+                          std::optional<int> rank, std::optional<int> dev, TopoKind kind, const Captures& f,
                           const std::string& source) {
   // Lines of one process come in runs: skip the map lookup for the same key.
-  if (!last_ || last_->key != key) last_ = &procs_[key];
+  if (!last_ || last_->key != key) {
+    auto hit = by_key_.find(key);
+    if (hit != by_key_.end()) {
+      last_ = hit->second;
+    } else {
+      auto it = procs_.emplace(std::string(key), ProcessTopology{}).first;
+      last_ = &it->second;
+      by_key_.emplace(it->first, last_);
+    }
+  }
   auto& p = *last_;
   if (p.key.empty()) {
     p.key = key;
@@ -97,7 +107,7 @@ void TopologyBuilder::add(const std::string& key, const std::string& host, std::
     c->cuda_dev = i(f, "cuda_dev").value_or(-1);
     c->nvml_dev = i(f, "nvml_dev");
     c->busid = s(f, "busid");
-    if (f.contains("comm_id")) c->comm_id = "0x" + s(f, "comm_id");
+    if (f.has("comm_id")) c->comm_id = "0x" + s(f, "comm_id");
     if (s(f, "phase") == "COMPLETE") c->complete = true;
   } else if (kind == TopoKind::nodes) {
     const std::string ptr = s(f, "comm_ptr");
@@ -116,10 +126,20 @@ void TopologyBuilder::add(const std::string& key, const std::string& host, std::
     c->local_rank = i(f, "local_rank");
   } else if (kind == TopoKind::transport) {
     if (p.edges.size() >= kMaxEdges) return;  // full: skip the formatting cost of every later channel line
-    TransportEdge e{i(f, "from_rank").value_or(-1), i(f, "to_rank").value_or(-1), s(f, "from_dev"), s(f, "to_dev"),
-                    s(f, "transport")};
-    const std::string k = fmt::format("{}[{}]->{}[{}] {}", e.from_rank, e.from_dev, e.to_rank, e.to_dev, e.transport);
-    if (p.edges.size() < kMaxEdges && p.edge_keys.insert(k).second) p.edges.push_back(std::move(e));
+    // Channel lines repeat one edge per channel: look the key up before building the edge.
+    const int from = i(f, "from_rank").value_or(-1), to = i(f, "to_rank").value_or(-1);
+    // "{from}[{from_dev}]->{to}[{to_dev}] {transport}", appended without temporaries.
+    key_buf_.clear();
+    key_buf_.append(std::to_string(from)).append("[");
+    f.append_text(key_buf_, "from_dev");
+    key_buf_.append("]->").append(std::to_string(to)).append("[");
+    f.append_text(key_buf_, "to_dev");
+    key_buf_.append("] ");
+    f.append_text(key_buf_, "transport");
+    if (p.edge_keys.count(key_buf_) == 0) {
+      p.edge_keys.insert(key_buf_);
+      p.edges.push_back(TransportEdge{from, to, s(f, "from_dev"), s(f, "to_dev"), s(f, "transport")});
+    }
   } else if (kind == TopoKind::ring) {
     if (p.rings.size() < kMaxRings) p.rings.push_back(s(f, "ring_ranks"));
   }

@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 
 #include "ccdiag/evidence.hpp"
 #include "ccdiag/finding.hpp"
+#include "collectors/logs/captures.hpp"
 
 namespace ccdiag::logs {
 
@@ -56,8 +59,9 @@ TopoKind topo_kind(const std::string& signature_id);
 
 class TopologyBuilder {
  public:
-  void add(const std::string& key, const std::string& host, std::optional<int64_t> pid, std::optional<int> rank,
-           std::optional<int> dev, TopoKind kind, const nlohmann::json& fields, const std::string& source);
+  // One set-up line of process `key` with its named fields (views into the line, used before return).
+  void add(std::string_view key, std::string_view host, std::optional<int64_t> pid, std::optional<int> rank,
+           std::optional<int> dev, TopoKind kind, const Captures& fields, const std::string& source);
 
   // Rank of the comm on `dev` in process `key` (largest communicator first).
   std::optional<int> rank_of(const std::string& key, std::optional<int> dev) const;
@@ -73,11 +77,18 @@ class TopologyBuilder {
   std::vector<Finding> derived(bool any_error) const;
 
   bool empty() const { return procs_.empty(); }
-  const std::map<std::string, ProcessTopology>& processes() const { return procs_; }
+  const std::map<std::string, ProcessTopology, std::less<>>& processes() const { return procs_; }
 
  private:
-  std::map<std::string, ProcessTopology> procs_;
+  std::map<std::string, ProcessTopology, std::less<>> procs_;
+  std::string key_buf_;              // reused for edge keys
   ProcessTopology* last_ = nullptr;  // map nodes are stable
+  // Hash index over procs_: interleaved ranks switch process on every line.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, ProcessTopology*, KeyHash, std::equal_to<>> by_key_;
 };
 
 // busId integer as NCCL prints it (hex, "1b000") -> "0000:1b:00.0".
