@@ -37,6 +37,15 @@ struct CaptureName {
 
 class Captures {
  public:
+  // Views in entries_ point into owned_'s strings: a copy would keep pointing
+  // into the original (freed with it). Moves keep them valid (a moved deque
+  // keeps its elements where they are), so Captures is move-only.
+  Captures() = default;
+  Captures(const Captures&) = delete;
+  Captures& operator=(const Captures&) = delete;
+  Captures(Captures&&) = default;
+  Captures& operator=(Captures&&) = default;
+
   void clear();
   // `value` must outlive the Captures' use (a view into the current line).
   void add(const CaptureName* name, std::string_view value);
