@@ -576,7 +576,7 @@ Result<RankDump> decode_json_dump(const nlohmann::json& doc, const std::string& 
   return out;
 }
 
-Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file) {
+Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file, PickleDoc* scratch) {
   size_t i = 0;
   while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t')) ++i;
   if (i < bytes.size() && bytes[i] == '{') {
@@ -600,9 +600,10 @@ Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& fi
     if (j.is_discarded()) return make_error("malformed JSON flight-recorder dump", file);
     return decode_json_dump(j, file);
   }
-  auto doc = parse_pickle(bytes);
-  if (!doc) return make_error("bad pickle: " + doc.error().message, file);
-  return decode_pickle_dump(*doc, file);
+  PickleDoc local;
+  PickleDoc& doc = scratch ? *scratch : local;
+  if (auto st = parse_pickle_into(bytes, doc); !st) return make_error("bad pickle: " + st.error().message, file);
+  return decode_pickle_dump(doc, file);
 }
 
 }  // namespace ccdiag::fr

@@ -56,9 +56,17 @@ const char* opcode_name(uint8_t op) {
 
 class Parser {
  public:
-  Parser(std::string_view data, const PickleLimits& lim) : p_(data), lim_(lim) { doc_.data = data; }
+  // `doc` is cleared; its buffers' capacity is reused (a loader thread parses
+  // thousands of dumps into one PickleDoc without touching fresh pages).
+  Parser(std::string_view data, const PickleLimits& lim, PickleDoc& doc) : p_(data), lim_(lim), doc_(doc) {
+    doc_.data = data;
+    doc_.items.clear();
+    doc_.containers.clear();
+    doc_.root = PValue{};
+    doc_.string_ids = 0;
+  }
 
-  Result<PickleDoc> run() {
+  Status run() {
     if (p_.empty()) return fail("empty file: not a pickle");
     if (p_.size() > 0xffffffffu) return fail("larger than 4 GiB: not a flight-recorder dump");
     // A dump has roughly one value per 8 bytes; reserving avoids regrowth.
@@ -74,7 +82,7 @@ class Parser {
     }
     if (stack_.size() != 1 || !marks_.empty()) return fail("malformed: STOP with an unbalanced stack");
     doc_.root = stack_.back();
-    return std::move(doc_);
+    return Ok{};
   }
 
  private:
@@ -83,7 +91,7 @@ class Parser {
   size_t pos_ = 0;
   bool done_ = false;
   size_t pushed_ = 0;  // every value pushed (memo references included): the max_nodes guard
-  PickleDoc doc_;
+  PickleDoc& doc_;
   std::vector<PValue> stack_;
   std::vector<size_t> marks_;
   // Memo: index -> slot in memo_vals_ (4 bytes per index, as sparse hostile
@@ -174,6 +182,15 @@ class Parser {
     PContainer& c = doc_.containers[id];
     c.depth = depth;
     if (c.cap == 0) c.first = static_cast<uint32_t>(items.size());
+    const auto src = stack_.begin() + static_cast<ptrdiff_t>(from);
+    if (size_t{c.first} + c.count == items.size() && c.count == c.cap) {
+      // The common case (every container of a torch dump): filled once, at the end of the pool.
+      if (items.size() + n >= 0xffffffffu || items.size() + n > size_t{3} * lim_.max_nodes + 16)
+        return fail_at(at, "too many values (node limit reached)");
+      items.insert(items.end(), src, src + static_cast<ptrdiff_t>(n));
+      c.count = c.cap = static_cast<uint32_t>(size_t{c.count} + n);
+      return std::nullopt;
+    }
     const size_t want = size_t{c.count} + n;
     if (want > c.cap) {
       const bool at_tail = size_t{c.first} + c.cap == items.size();
@@ -186,7 +203,7 @@ class Parser {
       c.first = static_cast<uint32_t>(first);
       c.cap = static_cast<uint32_t>(cap);
     }
-    std::copy_n(stack_.begin() + static_cast<ptrdiff_t>(from), n, items.begin() + c.first + c.count);
+    std::copy_n(src, n, items.begin() + c.first + c.count);
     c.count = static_cast<uint32_t>(want);
     return std::nullopt;
   }
@@ -362,9 +379,15 @@ class Parser {
 
 }  // namespace
 
-Result<PickleDoc> parse_pickle(std::string_view data, const PickleLimits& limits) {
-  Parser p(data, limits);
+Status parse_pickle_into(std::string_view data, PickleDoc& doc, const PickleLimits& limits) {
+  Parser p(data, limits, doc);
   return p.run();
+}
+
+Result<PickleDoc> parse_pickle(std::string_view data, const PickleLimits& limits) {
+  PickleDoc doc;
+  if (auto st = parse_pickle_into(data, doc, limits); !st) return st.error();
+  return doc;
 }
 
 }  // namespace ccdiag::fr

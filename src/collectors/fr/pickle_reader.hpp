@@ -97,4 +97,8 @@ inline constexpr uint16_t kMaxDepth = 64;  // real dumps nest 5 deep
 // truncated); the caller adds the file name as context.
 Result<PickleDoc> parse_pickle(std::string_view data, const PickleLimits& limits = {});
 
+// The same into `doc`, reusing its buffers (cleared first). On error `doc`
+// holds a partial parse and must not be read.
+Status parse_pickle_into(std::string_view data, PickleDoc& doc, const PickleLimits& limits = {});
+
 }  // namespace ccdiag::fr
