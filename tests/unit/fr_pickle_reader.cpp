@@ -64,7 +64,7 @@ TEST_CASE("pickle: a list appended to again later keeps all its items in order",
   // Python batches APPENDS: L = [1, [2], 3] written as ] MARK 1 e, then
   // ] MARK 2 e APPEND, then MARK 3 e: L grows again after another container
   // was closed behind it in the pool, so its items move, in order.
-  const std::string p("\x80\x02]q\x00(K\x01e](K\x02ea(K\x03e.", 20);
+  const std::string p("\x80\x02]q\x00(K\x01" "e](K\x02" "ea(K\x03" "e.", 20);
   auto doc = parse_pickle(p);
   REQUIRE(doc.ok());
   const auto k = doc->kids(doc->root);
