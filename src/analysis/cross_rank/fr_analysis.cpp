@@ -228,7 +228,6 @@ class Analyzer {
             ++cur->count;
           } else {
             rg.p2p.push_back(Unit{e.p2p_seq, i, 1, kNoIndex, e.state, true});
-            open = open;  // keep
             open[static_cast<size_t>(gi)] = {1, static_cast<int64_t>(rg.p2p.size() - 1)};
           }
           continue;
