@@ -177,3 +177,28 @@ TEST_CASE("dump: versions and defensive fields", "[fr][dump]") {
   CHECK(d->str(d->entries[0].in_dtypes) == "float32");
   CHECK(d->entries[0].time_created_ns == kNoTime);
 }
+
+TEST_CASE("dump: a reused parse buffer decodes each file as a fresh one would", "[fr][dump]") {
+  // Loader threads parse thousands of dumps into one PickleDoc: nothing of
+  // the previous file (values, containers, occurrence ids) may leak.
+  PickleDoc scratch;
+  const std::string big = slurp(fx("tp_rank9_stalls_tp_group/nccl_trace_rank_0"));
+  const std::string small = slurp(fx("healthy/nccl_trace_rank_3"));
+  auto a = decode_dump_bytes(big, "big", &scratch);
+  auto bad = decode_dump_bytes(slurp(fx("bad/truncated_rank_0")), "bad", &scratch);
+  auto b = decode_dump_bytes(small, "small", &scratch);
+  auto fresh = decode_dump_bytes(small, "small");
+  REQUIRE(a.ok());
+  REQUIRE_FALSE(bad.ok());
+  REQUIRE(b.ok());
+  REQUIRE(fresh.ok());
+  REQUIRE(b->entries.size() == fresh->entries.size());
+  for (size_t i = 0; i < b->entries.size(); ++i) {
+    CHECK(b->entries[i].collective_seq == fresh->entries[i].collective_seq);
+    CHECK(b->str(b->entries[i].name) == fresh->str(fresh->entries[i].name));
+    CHECK(b->shape(b->entries[i].in_shapes).text == fresh->shape(fresh->entries[i].in_shapes).text);
+    CHECK(b->pgs[b->entries[i].pg].name == fresh->pgs[fresh->entries[i].pg].name);
+  }
+  CHECK(b->stacks == fresh->stacks);
+  CHECK(b->strings == fresh->strings);
+}
