@@ -10,7 +10,8 @@
 # empty torch/__init__.py and torch/distributed/__init__.py so no libtorch is
 # imported). Nothing from it is committed. Dumps go to FR_BENCH_DIR (default
 # /tmp/ccdiag-fr-bench-RANKSxENTRIES) and are reused when present.
-# Prints wall time and peak RSS of each and the speed-up ratio.
+# Prints wall time, CPU time (user + sys: what a loaded shared machine does not
+# distort) and peak RSS of each, and the speed-up ratios. Results: README.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -27,17 +28,18 @@ if [ ! -f "$dir/nccl_trace_rank_$((ranks - 1))" ]; then
 fi
 echo "dumps: $(ls "$dir" | wc -l) files, $(du -sh "$dir" | cut -f1)"
 
-measure() {  # prints "<wall seconds> <peak RSS KiB>" of the command, its output to $out
+measure() {  # prints "<wall s> <peak RSS KiB> <cpu s>" of the command, its output to $out
   local out=$1; shift
-  /usr/bin/time -f "%e %M" -o "$out.time" "$@" > "$out" 2> "$out.err" || true
-  tail -n 1 "$out.time"  # time prepends "Command exited with non-zero status N"
+  /usr/bin/time -f "%e %M %U %S" -o "$out.time" "$@" > "$out" 2> "$out.err" || true
+  # time prepends "Command exited with non-zero status N"
+  tail -n 1 "$out.time" | awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }'
 }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-read -r c_wall c_rss < <(measure "$tmp/ccdiag.json" "$ccdiag" fr "$dir" --json)
+read -r c_wall c_rss c_cpu < <(measure "$tmp/ccdiag.json" "$ccdiag" fr "$dir" --json)
 c_root=$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); f=[x for x in d["findings"] if "caused_by" not in x][:1]; print(f and (f[0]["kind"], f[0]["process_group"], f[0]["seq"], f[0]["ranks"][:8]))' "$tmp/ccdiag.json")
-echo "ccdiag fr : ${c_wall} s, peak RSS $((c_rss / 1024)) MiB, first finding: $c_root"
+echo "ccdiag fr : ${c_wall} s wall, ${c_cpu} s CPU, peak RSS $((c_rss / 1024)) MiB, first finding: $c_root"
 
 if [ -n "${FR_BENCH_SCALE:-}" ]; then
   exit 0
@@ -48,7 +50,7 @@ if [ -d "$FR_TRACE_ROOT/torch/distributed/flight_recorder" ]; then
 else
   mod=tools.flight_recorder.fr_trace
 fi
-read -r p_wall p_rss < <(cd "$FR_TRACE_ROOT" && PYTHONPATH="$FR_TRACE_ROOT" measure "$tmp/fr_trace.out" "$py" -m "$mod" "$dir" -p nccl_trace_rank_)
+read -r p_wall p_rss p_cpu < <(cd "$FR_TRACE_ROOT" && PYTHONPATH="$FR_TRACE_ROOT" measure "$tmp/fr_trace.out" "$py" -m "$mod" "$dir" -p nccl_trace_rank_)
 p_head=$(grep -m1 -E "sequence number|Collective" "$tmp/fr_trace.out.err" || true)
-echo "fr_trace  : ${p_wall} s, peak RSS $((p_rss / 1024)) MiB, first report: $p_head"
-"$py" -c 'import sys; c,p=float(sys.argv[1]),float(sys.argv[2]); print(f"speed-up: {p/max(c,1e-3):.1f}x (target >= 20x)")' "$c_wall" "$p_wall"
+echo "fr_trace  : ${p_wall} s wall, ${p_cpu} s CPU, peak RSS $((p_rss / 1024)) MiB, first report: $p_head"
+"$py" -c 'import sys; c,p,cc,pc=map(float,sys.argv[1:]); print(f"speed-up: {p/max(c,1e-3):.1f}x wall, {pc/max(cc,1e-3):.1f}x CPU (target >= 20x)")' "$c_wall" "$p_wall" "$c_cpu" "$p_cpu"

@@ -123,6 +123,34 @@ class FrScenarios(unittest.TestCase):
         self.assertEqual(m.returncode, 1)
         self.assertIn("| type_mismatch | 0 | 20 | 5 |", m.stdout)
 
+    def test_python_resaved_dumps_read_the_same(self):
+        # Users re-save dumps with pickle.dump: protocol 2 memoises containers
+        # before filling them and batches lists and dicts by 1,000 (a
+        # 1,200-entry list arrives in two APPENDS), protocol 4 adds FRAME,
+        # MEMOIZE and SHORT_BINUNICODE. Findings must not change.
+        import pickle
+        with tempfile.TemporaryDirectory() as tmp:
+            orig = os.path.join(tmp, "orig")
+            subprocess.run([sys.executable, os.path.join(FR, "gen_fr_dumps.py"), "bench", orig,
+                            "--ranks", "4", "--entries", "1200"], check=True, capture_output=True)
+            docs = {}
+            for proto in (2, 4):
+                out = os.path.join(tmp, f"p{proto}")
+                os.makedirs(out)
+                for f in os.listdir(orig):
+                    with open(os.path.join(orig, f), "rb") as fh:
+                        d = pickle.load(fh)  # our own generated file
+                    self.assertGreater(len(d["entries"]), 1000)  # the culprit rank has one fewer
+                    with open(os.path.join(out, f), "wb") as fh:
+                        pickle.dump(d, fh, protocol=proto)
+                docs[proto], _ = run_json(["fr", out], expect_rc=1, schema="fr.schema.json")
+            docs[0], _ = run_json(["fr", orig], expect_rc=1, schema="fr.schema.json")
+            for proto in (2, 4):
+                self.assertEqual(docs[proto]["fr"], docs[0]["fr"])
+                self.assertEqual([(f["kind"], f["process_group"], f["seq"], f["ranks"]) for f in docs[proto]["findings"]],
+                                 [(f["kind"], f["process_group"], f["seq"], f["ranks"]) for f in docs[0]["findings"]])
+            self.assertEqual(roots(docs[0])[0]["ranks"], [3])  # the generator's culprit: min(17, ranks - 1)
+
 
 class FrBadInput(unittest.TestCase):
     def test_each_malicious_dump_one_line_exit_2(self):
@@ -137,6 +165,14 @@ class FrBadInput(unittest.TestCase):
             self.assertEqual(p.stdout, "")
         p = run(["fr", os.path.join(bad, "global_reduce_rank_0")])
         self.assertIn("GLOBAL", p.stderr)
+
+    def test_fifo_named_on_the_command_line_is_refused_unread(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fifo = os.path.join(tmp, "nccl_trace_rank_0")
+            os.mkfifo(fifo)  # nobody writes it: reading would block forever
+            p = run(["fr", fifo, "--json"], timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stderr.strip(), f"ccdiag: error: {fifo}: not a regular file")
 
     def test_bad_file_among_good_ones_exit_3(self):
         with tempfile.TemporaryDirectory() as tmp:

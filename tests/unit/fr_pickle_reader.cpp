@@ -34,25 +34,46 @@ TEST_CASE("pickle: the jit pickler subset builds plain values", "[fr][pickle]") 
   p += std::string("\x88\x89NX\x01\x00\x00\x00" "xq\x01h\x01\x86q\x02" "eq\x03uq\x04.", 23);
   auto doc = parse_pickle(p);
   REQUIRE(doc.ok());
-  const PNode& root = doc->at(doc->root);
+  const PValue& root = doc->root;
   REQUIRE(root.type == PType::dict);
-  const PNode* a = doc->get(root, "a");
+  const PValue* a = doc->get(root, "a");
   REQUIRE(a != nullptr);
   REQUIRE(a->type == PType::list);
-  REQUIRE(a->kids.size() == 9);
-  CHECK(doc->at(a->kids[0]).i == 1);
-  CHECK(doc->at(a->kids[1]).i == 300);
-  CHECK(doc->at(a->kids[2]).i == -1);
-  CHECK(doc->at(a->kids[3]).i == (int64_t{1} << 40));
-  CHECK(doc->at(a->kids[4]).d == 1.5);
-  CHECK(doc->at(a->kids[5]).type == PType::boolean);
-  CHECK(doc->at(a->kids[5]).i == 1);
-  CHECK(doc->at(a->kids[6]).i == 0);
-  CHECK(doc->at(a->kids[7]).type == PType::none);
-  const PNode& t = doc->at(a->kids[8]);
+  const auto k = doc->kids(*a);
+  REQUIRE(k.size() == 9);
+  CHECK(k[0].i == 1);
+  CHECK(k[1].i == 300);
+  CHECK(k[2].i == -1);
+  CHECK(k[3].i == (int64_t{1} << 40));
+  CHECK(k[4].type == PType::floating);
+  CHECK(k[4].d() == 1.5);
+  CHECK(k[5].type == PType::boolean);
+  CHECK(k[5].i == 1);
+  CHECK(k[6].i == 0);
+  CHECK(k[7].type == PType::none);
+  const PValue& t = k[8];
   REQUIRE(t.type == PType::tuple);
-  CHECK(doc->at(t.kids[0]).s == "x");
-  CHECK(t.kids[0] == t.kids[1]);  // memo reference shares, never copies
+  const auto tk = doc->kids(t);
+  REQUIRE(tk.size() == 2);
+  CHECK(doc->str(tk[0]) == "x");
+  CHECK(tk[0].ref == tk[1].ref);  // memo reference shares the occurrence, never copies
+  CHECK(doc->string_ids == 2);    // "a" and "x": BINGET hands out no new id
+}
+
+TEST_CASE("pickle: a list appended to again later keeps all its items in order", "[fr][pickle]") {
+  // Python batches APPENDS: L = [1, [2], 3] written as ] MARK 1 e, then
+  // ] MARK 2 e APPEND, then MARK 3 e: L grows again after another container
+  // was closed behind it in the pool, so its items move, in order.
+  const std::string p("\x80\x02]q\x00(K\x01" "e](K\x02" "ea(K\x03" "e.", 20);
+  auto doc = parse_pickle(p);
+  REQUIRE(doc.ok());
+  const auto k = doc->kids(doc->root);
+  REQUIRE(k.size() == 3);
+  CHECK(k[0].i == 1);
+  REQUIRE(k[1].type == PType::list);
+  REQUIRE(doc->kids(k[1]).size() == 1);
+  CHECK(doc->kids(k[1])[0].i == 2);
+  CHECK(k[2].i == 3);
 }
 
 TEST_CASE("pickle: Python's own protocol 4 re-save is accepted", "[fr][pickle]") {
@@ -63,9 +84,9 @@ TEST_CASE("pickle: Python's own protocol 4 re-save is accepted", "[fr][pickle]")
                       45);
   auto doc = parse_pickle(p);
   REQUIRE(doc.ok());
-  const PNode* v = doc->get(doc->at(doc->root), "version");
+  const PValue* v = doc->get(doc->root, "version");
   REQUIRE(v != nullptr);
-  CHECK(v->s == "2.10");
+  CHECK(doc->str(*v) == "2.10");
 }
 
 TEST_CASE("pickle: object construction is refused with the opcode named", "[fr][pickle]") {
@@ -155,4 +176,29 @@ TEST_CASE("dump: versions and defensive fields", "[fr][dump]") {
   CHECK(d->entries[0].collective_seq == 3);
   CHECK(d->str(d->entries[0].in_dtypes) == "float32");
   CHECK(d->entries[0].time_created_ns == kNoTime);
+}
+
+TEST_CASE("dump: a reused parse buffer decodes each file as a fresh one would", "[fr][dump]") {
+  // Loader threads parse thousands of dumps into one PickleDoc: nothing of
+  // the previous file (values, containers, occurrence ids) may leak.
+  PickleDoc scratch;
+  const std::string big = slurp(fx("tp_rank9_stalls_tp_group/nccl_trace_rank_0"));
+  const std::string small = slurp(fx("healthy/nccl_trace_rank_3"));
+  auto a = decode_dump_bytes(big, "big", &scratch);
+  auto bad = decode_dump_bytes(slurp(fx("bad/truncated_rank_0")), "bad", &scratch);
+  auto b = decode_dump_bytes(small, "small", &scratch);
+  auto fresh = decode_dump_bytes(small, "small");
+  REQUIRE(a.ok());
+  REQUIRE_FALSE(bad.ok());
+  REQUIRE(b.ok());
+  REQUIRE(fresh.ok());
+  REQUIRE(b->entries.size() == fresh->entries.size());
+  for (size_t i = 0; i < b->entries.size(); ++i) {
+    CHECK(b->entries[i].collective_seq == fresh->entries[i].collective_seq);
+    CHECK(b->str(b->entries[i].name) == fresh->str(fresh->entries[i].name));
+    CHECK(b->shape(b->entries[i].in_shapes).text == fresh->shape(fresh->entries[i].in_shapes).text);
+    CHECK(b->pgs[b->entries[i].pg].name == fresh->pgs[fresh->entries[i].pg].name);
+  }
+  CHECK(b->stacks == fresh->stacks);
+  CHECK(b->strings == fresh->strings);
 }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -56,6 +57,7 @@ struct DumpInfo {
   std::vector<int> group_of_pg;    // local pg index -> group
   std::vector<OpInfo> ops;         // per string index (only profiling names are parsed on use)
   std::vector<uint64_t> str_hash;  // per string index
+  std::vector<uint64_t> op_hash;   // per string index: hash of the parsed op name (type comparison)
 };
 
 uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)); }
@@ -120,6 +122,11 @@ class Analyzer {
   std::vector<std::vector<float>> lags_;
   std::vector<size_t> n_last_, n_seen_;
   std::vector<std::vector<float>> durations_;
+  // compare_present's buffers, reused across seqs
+  std::vector<uint32_t> ents_flat_;
+  std::vector<size_t> ents_off_;
+  std::vector<uint64_t> tkey_, skey_, dkey_, stkey_;
+  std::vector<std::string> self_size_, self_dtype_;
 
   const FrEntry& entry(int d, uint32_t i) const { return dumps_[static_cast<size_t>(d)].entries[i]; }
   const OpInfo& op_of(int d, const FrEntry& e) const { return info_[static_cast<size_t>(d)].ops[e.name]; }
@@ -136,6 +143,7 @@ class Analyzer {
       for (const auto& s : dump.strings) {
         inf.ops.push_back(parse_profiling_name(s));
         inf.str_hash.push_back(std::hash<std::string>{}(s));
+        inf.op_hash.push_back(std::hash<std::string_view>{}(inf.ops.back().op));
       }
       inf.group_of_pg.assign(dump.pgs.size(), -1);
       for (size_t p = 0; p < dump.pgs.size(); ++p) {
@@ -220,7 +228,6 @@ class Analyzer {
             ++cur->count;
           } else {
             rg.p2p.push_back(Unit{e.p2p_seq, i, 1, kNoIndex, e.state, true});
-            open = open;  // keep
             open[static_cast<size_t>(gi)] = {1, static_cast<int64_t>(rg.p2p.size() - 1)};
           }
           continue;
@@ -296,6 +303,8 @@ class Analyzer {
   // Majority vote over keys; returns the ranks (indices into `keys`) outside
   // the largest class. A tie keeps the class of the lowest rank as reference.
   static std::vector<size_t> minority(const std::vector<uint64_t>& keys) {
+    // The common case at scale: every rank agrees; no counting needed.
+    if (std::all_of(keys.begin(), keys.end(), [&](uint64_t k) { return k == keys.front(); })) return {};
     std::unordered_map<uint64_t, size_t> count;
     for (auto k : keys) ++count[k];
     if (count.size() <= 1) return {};
@@ -535,22 +544,40 @@ class Analyzer {
     const Group& g = groups_[static_cast<size_t>(gi)];
     const int64_t G = static_cast<int64_t>(g.members.size());
     const size_t n = present.size();
-    std::vector<std::vector<uint32_t>> ents(n);
+    // Entries of each present unit, flat: ents(i) is a span (one entry for a
+    // plain collective, so no allocation per rank and seq).
+    ents_flat_.clear();
+    ents_off_.assign(1, 0);
     for (size_t i = 0; i < n; ++i) {
-      if (present[i].u->count == 1) ents[i] = {present[i].u->first};
-      else ents[i] = unit_entries(present[i].d, *present[i].u, gi);
+      if (present[i].u->count == 1) ents_flat_.push_back(present[i].u->first);
+      else
+        for (uint32_t x : unit_entries(present[i].d, *present[i].u, gi)) ents_flat_.push_back(x);
+      ents_off_.push_back(ents_flat_.size());
     }
-    std::vector<uint64_t> tkey(n, 0), skey(n, 0), dkey(n, 0), stkey(n, 0);
-    std::vector<std::string> self_size(n), self_dtype(n);
+    auto ents = [this](size_t i) {
+      return std::span<const uint32_t>(ents_flat_.data() + ents_off_[i], ents_off_[i + 1] - ents_off_[i]);
+    };
+    auto& tkey = tkey_;
+    auto& skey = skey_;
+    auto& dkey = dkey_;
+    auto& stkey = stkey_;
+    tkey.assign(n, 0);
+    skey.assign(n, 0);
+    dkey.assign(n, 0);
+    stkey.assign(n, 0);
+    auto& self_size = self_size_;
+    auto& self_dtype = self_dtype_;
+    self_size.assign(n, std::string());
+    self_dtype.assign(n, std::string());
     for (size_t i = 0; i < n; ++i) {
       const int d = present[i].d;
       const RankDump& dump = dumps_[static_cast<size_t>(d)];
       const DumpInfo& inf = info_[static_cast<size_t>(d)];
-      uint64_t t = ents[i].size(), sz = 0, dt = 0;
-      for (uint32_t ei : ents[i]) {
+      uint64_t t = ents(i).size(), sz = 0, dt = 0;
+      for (uint32_t ei : ents(i)) {
         const FrEntry& e = dump.entries[ei];
         const OpInfo& op = inf.ops[e.name];
-        t = mix(t, std::hash<std::string_view>{}(op.op));
+        t = mix(t, inf.op_hash[e.name]);
         const ShapeInfo& in = dump.shape(e.in_shapes);
         const ShapeInfo& out = dump.shape(e.out_shapes);
         const bool cmp_in = op.family != OpFamily::all_to_all && op.family != OpFamily::scatter;
@@ -609,7 +636,7 @@ class Analyzer {
         const int d = present[i].d;
         const RankDump& dump = dumps_[static_cast<size_t>(d)];
         std::string s2;
-        for (uint32_t ei : ents[i]) {
+        for (uint32_t ei : ents(i)) {
           const FrEntry& e = dump.entries[ei];
           if (!s2.empty()) s2 += " + ";
           s2 += fmt::format("{} in {} out {} dtypes {}/{} {}", dump.str(e.name), dump.shape(e.in_shapes).text,
@@ -650,12 +677,12 @@ class Analyzer {
     // all_to_all: per-rank sizes legitimately differ; the totals must agree.
     {
       const int d0 = present[0].d;
-      const FrEntry& e0 = entry(d0, ents[0].front());
+      const FrEntry& e0 = entry(d0, ents(0).front());
       if (op_of(d0, e0).family == OpFamily::all_to_all) {
         int64_t tin = 0, tout = 0;
         std::vector<size_t> odd;
         for (size_t i = 0; i < n; ++i) {
-          const FrEntry& e = entry(present[i].d, ents[i].front());
+          const FrEntry& e = entry(present[i].d, ents(i).front());
           const auto& in = dumps_[static_cast<size_t>(present[i].d)].shape(e.in_shapes);
           const auto& outs = dumps_[static_cast<size_t>(present[i].d)].shape(e.out_shapes);
           tin += in.total_numel;

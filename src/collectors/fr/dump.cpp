@@ -79,11 +79,18 @@ std::optional<std::pair<int, int>> parse_version(std::string_view v) {
 
 namespace {
 
-// Uniform read-only views of a pickle node and a JSON value, so one decoder
+// A double as an int64 without undefined behaviour for NaN or out-of-range
+// values (hostile dumps): those read as 0.
+int64_t to_i64(double x) {
+  if (!(x > -9.2e18 && x < 9.2e18)) return 0;
+  return static_cast<int64_t>(x);
+}
+
+// Uniform read-only views of a pickle value and a JSON value, so one decoder
 // serves both formats.
 struct PView {
   const PickleDoc* d = nullptr;
-  const PNode* n = nullptr;
+  const PValue* n = nullptr;
   bool ok() const { return n != nullptr; }
   bool is_dict() const { return n && n->type == PType::dict; }
   bool is_seq() const { return n && (n->type == PType::list || n->type == PType::tuple); }
@@ -92,16 +99,16 @@ struct PView {
   bool is_num() const { return is_int() || (n && n->type == PType::floating); }
   bool is_null() const { return !n || n->type == PType::none; }
   PView get(std::string_view k) const { return PView{d, n ? d->get(*n, k) : nullptr}; }
-  size_t size() const { return is_seq() ? n->kids.size() : 0; }
-  PView item(size_t i) const { return PView{d, &d->at(n->kids[i])}; }
-  std::string_view str() const { return is_str() ? n->s : std::string_view(); }
-  int64_t i64() const { return n->type == PType::floating ? static_cast<int64_t>(n->d) : n->i; }
-  double f64() const { return n->type == PType::floating ? n->d : static_cast<double>(n->i); }
+  size_t size() const { return is_seq() ? d->kids(*n).size() : 0; }
+  PView item(size_t i) const { return PView{d, &d->kids(*n)[i]}; }
+  std::string_view str() const { return is_str() ? d->str(*n) : std::string_view(); }
+  int64_t i64() const { return n->type == PType::floating ? to_i64(n->d()) : n->i; }
+  double f64() const { return n->type == PType::floating ? n->d() : static_cast<double>(n->i); }
   bool truthy() const { return n && (n->type == PType::boolean || n->type == PType::integer) && n->i != 0; }
   // dict iteration
-  size_t dict_size() const { return is_dict() ? n->kids.size() / 2 : 0; }
-  PView dict_key(size_t i) const { return PView{d, &d->at(n->kids[2 * i])}; }
-  PView dict_val(size_t i) const { return PView{d, &d->at(n->kids[2 * i + 1])}; }
+  size_t dict_size() const { return is_dict() ? d->kids(*n).size() / 2 : 0; }
+  PView dict_key(size_t i) const { return PView{d, &d->kids(*n)[2 * i]}; }
+  PView dict_val(size_t i) const { return PView{d, &d->kids(*n)[2 * i + 1]}; }
 };
 
 struct JView {
@@ -123,7 +130,7 @@ struct JView {
   std::string_view str() const { return is_str() ? std::string_view(j->get_ref<const std::string&>()) : std::string_view(); }
   int64_t i64() const {
     if (j->is_boolean()) return j->get<bool>() ? 1 : 0;
-    if (j->is_number_float()) return static_cast<int64_t>(j->get<double>());
+    if (j->is_number_float()) return to_i64(j->get<double>());
     if (j->is_number_unsigned()) return static_cast<int64_t>(j->get<uint64_t>());
     return j->get<int64_t>();
   }
@@ -361,13 +368,17 @@ Field field_of(std::string_view k) {
 
 class PickleEntryDecoder {
  public:
-  PickleEntryDecoder(const PickleDoc& d, RankDump& out) : d_(d), out_(out) {}
+  // Caches are plain arrays indexed by string occurrence id (PValue::ref):
+  // a memoised key or name is decoded once per dump, not once per entry.
+  PickleEntryDecoder(const PickleDoc& d, RankDump& out)
+      : d_(d), out_(out), fields_(d.string_ids, kUnseen), strs_(d.string_ids, kNoIndex), dtypes_(d.string_ids, kNoIndex) {}
 
-  void decode(const PNode& e) {
-    const PNode* f[kNumFields] = {};
-    for (size_t k = 0; k + 1 < e.kids.size(); k += 2) {
-      const Field id = field(e.kids[k]);
-      if (id != kUnknownField) f[id] = &d_.at(e.kids[k + 1]);
+  void decode(const PValue& e) {
+    const PValue* f[kNumFields] = {};
+    const auto kv = d_.kids(e);
+    for (size_t k = 0; k + 1 < kv.size(); k += 2) {
+      const Field id = field(kv[k]);
+      if (id != kUnknownField) f[id] = &kv[k + 1];
     }
     FrEntry r;
     r.record_id = num(f[kRecordId], static_cast<int64_t>(out_.entries.size()));
@@ -378,134 +389,125 @@ class PickleEntryDecoder {
     r.time_started_ns = time(f[kStarted]);
     r.time_completed_ns = time(f[kCompleted]);
     if (f[kDuration] && (f[kDuration]->type == PType::floating || f[kDuration]->type == PType::integer))
-      r.duration_ms = static_cast<float>(f[kDuration]->type == PType::floating ? f[kDuration]->d : static_cast<double>(f[kDuration]->i));
+      r.duration_ms = static_cast<float>(f[kDuration]->type == PType::floating ? f[kDuration]->d() : static_cast<double>(f[kDuration]->i));
     r.pg = pg(f[kPg], f[kPgId]);
     r.name = str_id(f[kName]);
     r.in_shapes = shape_id(f[kInSizes]);
     r.out_shapes = shape_id(f[kOutSizes]);
     r.in_dtypes = dtype_id(f[kInDtypes]);
     r.out_dtypes = dtype_id(f[kOutDtypes]);
-    if (f[kFrames] && f[kFrames]->type == PType::list && !f[kFrames]->kids.empty()) r.stack = stack_id(*f[kFrames]);
-    r.state = f[kState] && f[kState]->type == PType::string ? state_of(f[kState]->s) : FrState::unknown;
+    if (f[kFrames] && f[kFrames]->type == PType::list && !d_.kids(*f[kFrames]).empty()) r.stack = stack_id(*f[kFrames]);
+    r.state = f[kState] && f[kState]->type == PType::string ? state_of(d_.str(*f[kState])) : FrState::unknown;
     r.is_p2p = truthy(f[kIsP2p]);
     r.retired = truthy(f[kRetired]);
     out_.entries.push_back(r);
   }
 
  private:
+  static constexpr int8_t kUnseen = -2;
   const PickleDoc& d_;
   RankDump& out_;
-  std::unordered_map<uint32_t, Field> fields_;
-  std::unordered_map<uint32_t, uint32_t> strs_, pgs_, dtypes_;
-  std::unordered_map<std::string, uint32_t> stacks_;  // key: frame node ids
+  std::vector<int8_t> fields_;    // per string occurrence: Field, kUnseen
+  std::vector<uint32_t> strs_;    // per string occurrence: RankDump::strings index
+  std::vector<uint32_t> dtypes_;  // per string occurrence: the one-dtype list of that name
+  std::unordered_map<uint64_t, uint32_t> pgs_;        // (name occurrence, desc occurrence) -> pg
+  std::unordered_map<std::string, uint32_t> stacks_;  // frame container ids -> stack
+  std::string key_;                                   // reused lookup key
 
-  Field field(uint32_t node) {
-    auto it = fields_.find(node);
-    if (it != fields_.end()) return it->second;
-    const PNode& n = d_.at(node);
-    const Field f = n.type == PType::string ? field_of(n.s) : kUnknownField;
-    fields_.emplace(node, f);
-    return f;
+  Field field(const PValue& key) {
+    if (key.type != PType::string) return kUnknownField;
+    int8_t& c = fields_[key.ref];
+    if (c == kUnseen) c = field_of(d_.str(key));
+    return static_cast<Field>(c);
   }
-  static bool truthy(const PNode* n) { return n && (n->type == PType::boolean || n->type == PType::integer) && n->i != 0; }
-  static int64_t num(const PNode* n, int64_t fallback) {
+  static bool truthy(const PValue* n) { return n && (n->type == PType::boolean || n->type == PType::integer) && n->i != 0; }
+  int64_t num(const PValue* n, int64_t fallback) const {
     if (!n) return fallback;
     if (n->type == PType::integer || n->type == PType::boolean) return n->i;
-    if (n->type == PType::floating) return static_cast<int64_t>(n->d);
+    if (n->type == PType::floating) return to_i64(n->d());
     if (n->type == PType::string) {
       int64_t v = 0;
-      auto r = std::from_chars(n->s.data(), n->s.data() + n->s.size(), v);
-      if (r.ec == std::errc() && r.ptr == n->s.data() + n->s.size()) return v;
+      const std::string_view s = d_.str(*n);
+      auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (r.ec == std::errc() && r.ptr == s.data() + s.size()) return v;
     }
     return fallback;
   }
-  static int64_t time(const PNode* n) {
+  int64_t time(const PValue* n) const {
     if (!n || (n->type != PType::integer && n->type != PType::floating)) return kNoTime;
     const int64_t t = num(n, kNoTime);
     return t > 0 ? t : kNoTime;
   }
-  uint32_t str_id(const PNode* n) {
+  uint32_t str_id(const PValue* n) {
     if (!n || n->type != PType::string) return out_.intern_string("");
-    const auto node = static_cast<uint32_t>(n - d_.nodes.data());
-    auto it = strs_.find(node);
-    if (it != strs_.end()) return it->second;
-    const uint32_t id = out_.intern_string(n->s);
-    strs_.emplace(node, id);
-    return id;
+    uint32_t& c = strs_[n->ref];
+    if (c == kNoIndex) c = out_.intern_string(d_.str(*n));
+    return c;
   }
-  uint32_t pg(const PNode* n, const PNode* pg_id) {
-    if (n && (n->type == PType::tuple || n->type == PType::list) && !n->kids.empty()) {
-      const auto node = static_cast<uint32_t>(n - d_.nodes.data());
-      // A tuple per entry, but its strings are memoised: key by the name node.
-      const uint32_t name_node = n->kids[0];
-      const uint32_t desc_node = n->kids.size() > 1 ? n->kids[1] : name_node;
-      const uint32_t key = name_node * 2654435761u ^ desc_node;
-      (void)node;
+  uint32_t pg(const PValue* n, const PValue* pg_id) {
+    if (n && (n->type == PType::tuple || n->type == PType::list) && !d_.kids(*n).empty()) {
+      const auto kv = d_.kids(*n);
+      const std::string_view name = d_.str(kv[0]);  // "" when not a string
+      const std::string_view desc = kv.size() > 1 ? d_.str(kv[1]) : std::string_view();
+      // A tuple per entry, but its strings are memoised: key by their occurrences.
+      const bool cacheable = kv[0].type == PType::string && (kv.size() < 2 || kv[1].type == PType::string);
+      if (!cacheable) return out_.intern_pg(name, desc);
+      const uint64_t key = (uint64_t{kv[0].ref} << 32) | (kv.size() > 1 ? kv[1].ref : 0xffffffffu);
       auto it = pgs_.find(key);
-      if (it != pgs_.end() && out_.pgs[it->second].name == d_.at(name_node).s) return it->second;
-      const std::string_view desc = n->kids.size() > 1 ? std::string_view(d_.at(desc_node).s) : std::string_view();
-      const uint32_t id = out_.intern_pg(d_.at(name_node).s, desc);
-      pgs_[key] = id;
+      if (it != pgs_.end()) return it->second;
+      const uint32_t id = out_.intern_pg(name, desc);
+      pgs_.emplace(key, id);
       return id;
     }
-    if (n && n->type == PType::string) return out_.intern_pg(n->s, "");
+    if (n && n->type == PType::string) return out_.intern_pg(d_.str(*n), "");
     return out_.intern_pg(pg_id && pg_id->type == PType::integer ? std::to_string(pg_id->i) : std::string("0"), "");
   }
-  uint32_t shape_id(const PNode* n) {
-    // Hash the dims without building text; text only for a new shape.
+  uint32_t shape_id(const PValue* n) {
+    // Hash the dims without building text; text only for a new shape. Must
+    // agree with shapes_of() (the JSON path hashes the same way).
     uint64_t h = 1469598103934665603ull;
     auto mixin = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    ShapeInfo s;
     if (n && (n->type == PType::list || n->type == PType::tuple)) {
-      s.count = static_cast<uint32_t>(n->kids.size());
-      for (size_t k = 0; k < n->kids.size(); ++k) {
-        const PNode& shp = d_.at(n->kids[k]);
+      for (const PValue& shp : d_.kids(*n)) {
         mixin(0xabcdefull);
-        int64_t numel = 1;
-        size_t dims = 0;
-        if (shp.type == PType::list || shp.type == PType::tuple) {
-          dims = shp.kids.size();
-          for (uint32_t dk : shp.kids) {
-            const PNode& dim = d_.at(dk);
+        if (shp.type == PType::list || shp.type == PType::tuple)
+          for (const PValue& dim : d_.kids(shp)) {
             const int64_t x = (dim.type == PType::integer || dim.type == PType::boolean) ? dim.i : 0;
             mixin(static_cast<uint64_t>(x));
-            numel = (x > 0 && numel <= (int64_t{1} << 62) / x) ? numel * x : (x > 0 ? numel : 0);
           }
-        }
-        if (dims == 0) numel = 0;
-        if (k == 0) {
-          s.first_numel = numel;
-          s.first_empty = dims == 0;
-        }
-        s.total_numel += numel;
       }
     }
     auto it = out_.shape_index_.find(h);
     if (it != out_.shape_index_.end()) return it->second;
     return out_.intern_shape(shapes_of(PView{&d_, n}));
   }
-  uint32_t dtype_id(const PNode* n) {
+  uint32_t dtype_id(const PValue* n) {
     if (!n) return out_.intern_string("");
-    const auto node = static_cast<uint32_t>(n - d_.nodes.data());
-    if (n->type == PType::list && n->kids.size() == 1) {
-      // The common case: one tensor; key by its memoised string node.
-      auto it = dtypes_.find(n->kids[0]);
-      if (it != dtypes_.end()) return it->second;
-      const uint32_t id = out_.intern_string(dtypes_of(PView{&d_, n}));
-      dtypes_.emplace(n->kids[0], id);
-      return id;
+    if (n->type == PType::list) {
+      const auto kv = d_.kids(*n);
+      if (kv.size() == 1 && kv[0].type == PType::string) {
+        // The common case: one tensor; key by its memoised string.
+        uint32_t& c = dtypes_[kv[0].ref];
+        if (c == kNoIndex) c = out_.intern_string(dtypes_of(PView{&d_, n}));
+        return c;
+      }
     }
-    (void)node;
     return out_.intern_string(dtypes_of(PView{&d_, n}));
   }
-  uint32_t stack_id(const PNode& frames) {
-    std::string key;
-    key.reserve(frames.kids.size() * 4);
-    for (uint32_t k : frames.kids) key.append(reinterpret_cast<const char*>(&k), sizeof k);
-    auto it = stacks_.find(key);
+  uint32_t stack_id(const PValue& frames) {
+    // Frame dicts are memoised by identity: the container ids name the stack.
+    // Only what stack_of() reads is keyed (the first 24 items).
+    const auto kv = d_.kids(frames);
+    const size_t n = std::min<size_t>(kv.size(), 24);
+    key_.clear();
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t id = kv[k].type == PType::dict ? kv[k].ref : 0xffffffffu;
+      key_.append(reinterpret_cast<const char*>(&id), sizeof id);
+    }
+    auto it = stacks_.find(key_);
     if (it != stacks_.end()) return it->second;
     const uint32_t id = out_.intern_stack(stack_of(PView{&d_, &frames}));
-    stacks_.emplace(std::move(key), id);
+    stacks_.emplace(key_, id);
     return id;
   }
 };
@@ -515,7 +517,7 @@ class PickleEntryDecoder {
 Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& file) {
   RankDump out;
   out.file = file;
-  PView root{&doc, &doc.at(doc.root)};
+  PView root{&doc, &doc.root};
   PView entries;
   if (root.is_seq()) {
     entries = root;  // Oct 2023: a bare list of entries
@@ -574,7 +576,7 @@ Result<RankDump> decode_json_dump(const nlohmann::json& doc, const std::string& 
   return out;
 }
 
-Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file) {
+Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file, PickleDoc* scratch) {
   size_t i = 0;
   while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t')) ++i;
   if (i < bytes.size() && bytes[i] == '{') {
@@ -598,9 +600,10 @@ Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& fi
     if (j.is_discarded()) return make_error("malformed JSON flight-recorder dump", file);
     return decode_json_dump(j, file);
   }
-  auto doc = parse_pickle(bytes);
-  if (!doc) return make_error("bad pickle: " + doc.error().message, file);
-  return decode_pickle_dump(*doc, file);
+  PickleDoc local;
+  PickleDoc& doc = scratch ? *scratch : local;
+  if (auto st = parse_pickle_into(bytes, doc); !st) return make_error("bad pickle: " + st.error().message, file);
+  return decode_pickle_dump(doc, file);
 }
 
 }  // namespace ccdiag::fr

@@ -109,6 +109,7 @@ Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& fil
 Result<RankDump> decode_json_dump(const nlohmann::json& doc, const std::string& file);
 
 // Bytes -> dump: JSON when the first non-blank byte is '{', else pickle.
-Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file);
+// `scratch`, when given, is the parse buffer to reuse (one per loader thread).
+Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file, PickleDoc* scratch = nullptr);
 
 }  // namespace ccdiag::fr

@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -139,23 +144,69 @@ Result<std::vector<DumpFile>> discover_dumps(const std::vector<std::string>& arg
   return unique;
 }
 
-Result<RankDump> load_dump_file(const DumpFile& f) {
-  std::ifstream in(f.path, std::ios::binary);
-  if (!in) return make_error("cannot open", f.shown);
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::streamoff>(in.tellg());
-  if (size < 0) return make_error("cannot read", f.shown);
-  if (static_cast<size_t>(size) > kMaxDumpBytes)
-    return make_error(fmt::format("{} bytes: larger than any flight-recorder dump ({} max)", size, kMaxDumpBytes), f.shown);
-  in.seekg(0);
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (size > 0 && !in.read(bytes.data(), size)) return make_error("read failed", f.shown);
-  auto d = decode_dump_bytes(bytes, f.shown);
+namespace {
+
+// A read-only view of a whole file: mmap'd (no copy; the page cache backs
+// it) or, where mmap is refused, read into memory. Non-regular files (FIFOs,
+// devices) are refused before any read so they cannot block or stream forever.
+class FileBytes {
+ public:
+  ~FileBytes() {
+    if (map_) ::munmap(map_, size_);
+  }
+  Status open(const std::string& path, const std::string& shown) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return make_error("cannot open", shown);
+    struct stat st{};
+    Status r = Ok{};
+    if (::fstat(fd, &st) != 0) r = make_error("cannot read", shown);
+    else if (!S_ISREG(st.st_mode)) r = make_error("not a regular file", shown);
+    else if (static_cast<uint64_t>(st.st_size) > kMaxDumpBytes)
+      r = make_error(fmt::format("{} bytes: larger than any flight-recorder dump ({} max)", st.st_size, kMaxDumpBytes), shown);
+    else if (st.st_size > 0) {
+      size_ = static_cast<size_t>(st.st_size);
+      void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (m != MAP_FAILED) {
+        map_ = m;
+      } else {
+        buf_.resize(size_);
+        size_t got = 0;
+        while (got < size_) {
+          const ssize_t n = ::read(fd, buf_.data() + got, size_ - got);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;
+          got += static_cast<size_t>(n);
+        }
+        if (got != size_) r = make_error("read failed", shown);
+      }
+    }
+    ::close(fd);
+    return r;
+  }
+  std::string_view bytes() const {
+    if (map_) return {static_cast<const char*>(map_), size_};
+    return {buf_.data(), buf_.size()};
+  }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string buf_;
+};
+
+Result<RankDump> load_one(const DumpFile& f, PickleDoc* scratch) {
+  FileBytes fb;
+  if (auto st = fb.open(f.path, f.shown); !st) return st.error();
+  auto d = decode_dump_bytes(fb.bytes(), f.shown, scratch);
   if (!d) return d.error();
   d->rank = f.rank;
   d->host = f.host;
   return d;
 }
+
+}  // namespace
+
+Result<RankDump> load_dump_file(const DumpFile& f) { return load_one(f, nullptr); }
 
 LoadResult load_dumps(const std::vector<DumpFile>& files, const LoadOptions& opts) {
   LoadResult out;
@@ -164,7 +215,8 @@ LoadResult load_dumps(const std::vector<DumpFile>& files, const LoadOptions& opt
   n = std::min<unsigned>(n, static_cast<unsigned>(std::max<size_t>(1, files.size())));
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) slots[i].emplace(load_dump_file(files[i]));
+    PickleDoc scratch;  // parse buffers reused across this thread's files
+    for (size_t i = next++; i < files.size(); i = next++) slots[i].emplace(load_one(files[i], &scratch));
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);

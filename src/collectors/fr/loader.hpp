@@ -9,9 +9,11 @@
 // starting with it are read. A directory is walked recursively (hidden files,
 // FIFOs like "<prefix><rank>.pipe" and other non-regular files are skipped).
 //
-// Loading reads each file (at most kMaxDumpBytes) and decodes it on a pool of
-// threads; only the compact RankDump stays in memory. Bad files do not stop
-// the others: they come back as errors naming the file.
+// Loading maps each regular file read-only (at most kMaxDumpBytes; read()
+// where mmap is refused; FIFOs and devices are refused unread) and decodes it
+// on a pool of threads, each reusing one parse buffer; only the compact
+// RankDump stays in memory. Bad files do not stop the others: they come back
+// as errors naming the file.
 #pragma once
 
 #include <string>

@@ -8,12 +8,11 @@
 
 namespace ccdiag::fr {
 
-const PNode* PickleDoc::get(const PNode& dict, std::string_view key) const {
+const PValue* PickleDoc::get(const PValue& dict, std::string_view key) const {
   if (dict.type != PType::dict) return nullptr;
-  for (size_t k = 0; k + 1 < dict.kids.size(); k += 2) {
-    const PNode& kn = nodes[dict.kids[k]];
-    if (kn.type == PType::string && kn.s == key) return &nodes[dict.kids[k + 1]];
-  }
+  const auto kv = kids(dict);
+  for (size_t k = 0; k + 1 < kv.size(); k += 2)
+    if (kv[k].type == PType::string && str(kv[k]) == key) return &kv[k + 1];
   return nullptr;
 }
 
@@ -57,12 +56,22 @@ const char* opcode_name(uint8_t op) {
 
 class Parser {
  public:
-  Parser(std::string_view data, const PickleLimits& lim) : p_(data), lim_(lim) {}
+  // `doc` is cleared; its buffers' capacity is reused (a loader thread parses
+  // thousands of dumps into one PickleDoc without touching fresh pages).
+  Parser(std::string_view data, const PickleLimits& lim, PickleDoc& doc) : p_(data), lim_(lim), doc_(doc) {
+    doc_.data = data;
+    doc_.items.clear();
+    doc_.containers.clear();
+    doc_.root = PValue{};
+    doc_.string_ids = 0;
+  }
 
-  Result<PickleDoc> run() {
+  Status run() {
     if (p_.empty()) return fail("empty file: not a pickle");
-    // A dump has roughly one value per 6 bytes; reserving avoids regrowth.
-    doc_.nodes.reserve(std::min(lim_.max_nodes, p_.size() / 6 + 16));
+    if (p_.size() > 0xffffffffu) return fail("larger than 4 GiB: not a flight-recorder dump");
+    // A dump has roughly one value per 8 bytes; reserving avoids regrowth.
+    doc_.items.reserve(std::min(lim_.max_nodes, p_.size() / 8 + 16));
+    stack_.reserve(256);
     while (true) {
       if (pos_ >= p_.size()) return fail("truncated: no STOP opcode before the end of the data");
       const size_t at = pos_;
@@ -73,7 +82,7 @@ class Parser {
     }
     if (stack_.size() != 1 || !marks_.empty()) return fail("malformed: STOP with an unbalanced stack");
     doc_.root = stack_.back();
-    return std::move(doc_);
+    return Ok{};
   }
 
  private:
@@ -81,10 +90,14 @@ class Parser {
   const PickleLimits& lim_;
   size_t pos_ = 0;
   bool done_ = false;
-  PickleDoc doc_;
-  std::vector<uint32_t> stack_;
+  size_t pushed_ = 0;  // every value pushed (memo references included): the max_nodes guard
+  PickleDoc& doc_;
+  std::vector<PValue> stack_;
   std::vector<size_t> marks_;
-  std::vector<uint32_t> memo_;  // index -> node; kUnset when absent
+  // Memo: index -> slot in memo_vals_ (4 bytes per index, as sparse hostile
+  // indices up to max_memo stay cheap); kUnset when absent.
+  std::vector<uint32_t> memo_;
+  std::vector<PValue> memo_vals_;
   static constexpr uint32_t kUnset = 0xffffffffu;
 
   Error fail(std::string what) const { return make_error(std::move(what)); }
@@ -98,38 +111,51 @@ class Parser {
     return v;
   }
 
-  std::optional<Error> push_node(PNode n, size_t at) {
-    if (doc_.nodes.size() >= lim_.max_nodes) return fail_at(at, "too many values (node limit reached)");
-    doc_.nodes.push_back(std::move(n));
-    stack_.push_back(static_cast<uint32_t>(doc_.nodes.size() - 1));
+  std::optional<Error> push(PValue v, size_t at) {
+    if (++pushed_ > lim_.max_nodes) return fail_at(at, "too many values (node limit reached)");
+    stack_.push_back(v);
     return std::nullopt;
   }
   std::optional<Error> push_scalar(PType t, int64_t i, size_t at) {
-    PNode n;
-    n.type = t;
-    n.i = i;
-    return push_node(std::move(n), at);
+    PValue v;
+    v.type = t;
+    v.i = i;
+    return push(v, at);
+  }
+  std::optional<Error> push_container(PType t, size_t at) {
+    PValue v;
+    v.type = t;
+    v.ref = static_cast<uint32_t>(doc_.containers.size());
+    if (auto e = push(v, at)) return e;
+    PContainer c;
+    c.type = t;
+    doc_.containers.push_back(c);
+    return std::nullopt;
   }
   std::optional<Error> push_text(PType t, size_t len, size_t at) {
     if (!need(len)) return fail_at(at, fmt::format("truncated: string of {} bytes, {} left", len, p_.size() - pos_));
-    PNode n;
-    n.type = t;
-    n.s = p_.substr(pos_, len);
+    PValue v;
+    v.type = t;
+    v.ref = doc_.string_ids++;
+    v.i = static_cast<int64_t>((static_cast<uint64_t>(pos_) << 32) | static_cast<uint64_t>(len));
     pos_ += len;
-    return push_node(std::move(n), at);
+    return push(v, at);
   }
   std::optional<Error> memo_put(uint64_t idx, size_t at) {
     if (stack_.empty()) return fail_at(at, "memo put on an empty stack");
     if (idx >= lim_.max_memo) return fail_at(at, fmt::format("memo index {} too large", idx));
     if (memo_.size() <= idx) memo_.resize(idx + 1, kUnset);
-    memo_[idx] = stack_.back();
+    if (memo_[idx] == kUnset) {
+      memo_[idx] = static_cast<uint32_t>(memo_vals_.size());
+      memo_vals_.push_back(stack_.back());
+    } else {
+      memo_vals_[memo_[idx]] = stack_.back();
+    }
     return std::nullopt;
   }
   std::optional<Error> memo_get(uint64_t idx, size_t at) {
     if (idx >= memo_.size() || memo_[idx] == kUnset) return fail_at(at, fmt::format("memo index {} not defined", idx));
-    if (doc_.nodes.size() >= lim_.max_nodes) return fail_at(at, "too many values (node limit reached)");
-    stack_.push_back(memo_[idx]);
-    return std::nullopt;
+    return push(memo_vals_[memo_[idx]], at);
   }
   // Items above the top mark, popping the mark.
   std::optional<Error> pop_mark(size_t at, size_t& from) {
@@ -139,24 +165,59 @@ class Parser {
     if (from > stack_.size()) return fail_at(at, "MARK above the stack");
     return std::nullopt;
   }
-  std::optional<Error> add_child(uint32_t parent, uint32_t child, size_t at) {
-    PNode& pn = doc_.nodes[parent];
-    const uint16_t d = static_cast<uint16_t>(doc_.nodes[child].depth + 1);
-    if (d > kMaxDepth) return fail_at(at, fmt::format("nesting deeper than {}", kMaxDepth));
-    if (d > pn.depth) pn.depth = d;
-    pn.kids.push_back(child);
+  uint16_t depth_of(const PValue& v) const { return v.is_container() ? doc_.containers[v.ref].depth : 0; }
+  // Appends stack_[from, from + n) to container `id`. Items stay contiguous:
+  // a container closed last is at the end of the pool and grows in place;
+  // one appended to again later (Python batches 1,000 items per APPENDS)
+  // moves to the end with doubled room, so the total copying stays linear.
+  std::optional<Error> append_items(uint32_t id, size_t from, size_t n, size_t at) {
+    if (n == 0) return std::nullopt;
+    uint16_t depth = doc_.containers[id].depth;
+    for (size_t k = 0; k < n; ++k) {
+      const uint16_t d = static_cast<uint16_t>(depth_of(stack_[from + k]) + 1);
+      if (d > kMaxDepth) return fail_at(at, fmt::format("nesting deeper than {}", kMaxDepth));
+      if (d > depth) depth = d;
+    }
+    auto& items = doc_.items;
+    PContainer& c = doc_.containers[id];
+    c.depth = depth;
+    if (c.cap == 0) c.first = static_cast<uint32_t>(items.size());
+    const auto src = stack_.begin() + static_cast<ptrdiff_t>(from);
+    if (size_t{c.first} + c.count == items.size() && c.count == c.cap) {
+      // The common case (every container of a torch dump): filled once, at the end of the pool.
+      if (items.size() + n >= 0xffffffffu || items.size() + n > size_t{3} * lim_.max_nodes + 16)
+        return fail_at(at, "too many values (node limit reached)");
+      items.insert(items.end(), src, src + static_cast<ptrdiff_t>(n));
+      c.count = c.cap = static_cast<uint32_t>(size_t{c.count} + n);
+      return std::nullopt;
+    }
+    const size_t want = size_t{c.count} + n;
+    if (want > c.cap) {
+      const bool at_tail = size_t{c.first} + c.cap == items.size();
+      const size_t cap = at_tail ? want : std::max(want, size_t{2} * c.cap);
+      const size_t first = at_tail ? c.first : items.size();
+      if (first + cap >= 0xffffffffu || first + cap > size_t{3} * lim_.max_nodes + 16)
+        return fail_at(at, "too many values (node limit reached)");
+      items.resize(first + cap);
+      if (!at_tail) std::copy_n(items.begin() + c.first, c.count, items.begin() + static_cast<ptrdiff_t>(first));
+      c.first = static_cast<uint32_t>(first);
+      c.cap = static_cast<uint32_t>(cap);
+    }
+    std::copy_n(src, n, items.begin() + c.first + c.count);
+    c.count = static_cast<uint32_t>(want);
     return std::nullopt;
   }
   std::optional<Error> make_tuple(size_t from, size_t at) {
-    PNode n;
-    n.type = PType::tuple;
-    std::vector<uint32_t> items(stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
+    const auto id = static_cast<uint32_t>(doc_.containers.size());
+    PContainer c;
+    c.type = PType::tuple;
+    doc_.containers.push_back(c);
+    if (auto e = append_items(id, from, stack_.size() - from, at)) return e;
     stack_.resize(from);
-    if (auto e = push_node(std::move(n), at)) return e;
-    const uint32_t t = stack_.back();
-    for (uint32_t c : items)
-      if (auto e = add_child(t, c, at)) return e;
-    return std::nullopt;
+    PValue v;
+    v.type = PType::tuple;
+    v.ref = id;
+    return push(v, at);
   }
   // Depth check against the MARK stack and the value stack.
   std::optional<Error> check_stack(size_t at) {
@@ -178,9 +239,9 @@ class Parser {
       case '.':  // STOP
         done_ = true;
         return std::nullopt;
-      case '}': { PNode n; n.type = PType::dict; return push_node(std::move(n), at); }
-      case ']': { PNode n; n.type = PType::list; return push_node(std::move(n), at); }
-      case ')': { PNode n; n.type = PType::tuple; return push_node(std::move(n), at); }
+      case '}': return push_container(PType::dict, at);
+      case ']': return push_container(PType::list, at);
+      case ')': return push_container(PType::tuple, at);
       case '(':
         marks_.push_back(stack_.size());
         return check_stack(at);
@@ -196,27 +257,24 @@ class Parser {
       }
       case '2':  // DUP
         if (stack_.empty()) return fail_at(at, "DUP on an empty stack");
-        stack_.push_back(stack_.back());
-        return std::nullopt;
+        return push(stack_.back(), at);
       case 'u': {  // SETITEMS
         size_t from = 0;
         if (auto e = pop_mark(at, from)) return e;
         if (from == 0) return fail_at(at, "SETITEMS without a dict");
         if ((stack_.size() - from) % 2 != 0) return fail_at(at, "SETITEMS with an odd number of items");
-        const uint32_t d = stack_[from - 1];
-        if (doc_.nodes[d].type != PType::dict) return fail_at(at, "SETITEMS on a non-dict");
-        for (size_t k = from; k < stack_.size(); ++k)
-          if (auto e = add_child(d, stack_[k], at)) return e;
+        const PValue d = stack_[from - 1];
+        if (d.type != PType::dict) return fail_at(at, "SETITEMS on a non-dict");
+        if (auto e = append_items(d.ref, from, stack_.size() - from, at)) return e;
         stack_.resize(from);
         return std::nullopt;
       }
       case 's': {  // SETITEM
         if (stack_.size() < 3) return fail_at(at, "SETITEM with too few items");
-        const uint32_t d = stack_[stack_.size() - 3];
-        if (doc_.nodes[d].type != PType::dict) return fail_at(at, "SETITEM on a non-dict");
+        const PValue d = stack_[stack_.size() - 3];
+        if (d.type != PType::dict) return fail_at(at, "SETITEM on a non-dict");
         if (!marks_.empty() && marks_.back() > stack_.size() - 3) return fail_at(at, "SETITEM across a MARK");
-        if (auto e = add_child(d, stack_[stack_.size() - 2], at)) return e;
-        if (auto e = add_child(d, stack_[stack_.size() - 1], at)) return e;
+        if (auto e = append_items(d.ref, stack_.size() - 2, 2, at)) return e;
         stack_.resize(stack_.size() - 2);
         return std::nullopt;
       }
@@ -224,20 +282,18 @@ class Parser {
         size_t from = 0;
         if (auto e = pop_mark(at, from)) return e;
         if (from == 0) return fail_at(at, "APPENDS without a list");
-        const uint32_t l = stack_[from - 1];
-        if (doc_.nodes[l].type != PType::list) return fail_at(at, "APPENDS on a non-list");
-        doc_.nodes[l].kids.reserve(doc_.nodes[l].kids.size() + (stack_.size() - from));
-        for (size_t k = from; k < stack_.size(); ++k)
-          if (auto e = add_child(l, stack_[k], at)) return e;
+        const PValue l = stack_[from - 1];
+        if (l.type != PType::list) return fail_at(at, "APPENDS on a non-list");
+        if (auto e = append_items(l.ref, from, stack_.size() - from, at)) return e;
         stack_.resize(from);
         return std::nullopt;
       }
       case 'a': {  // APPEND
         if (stack_.size() < 2) return fail_at(at, "APPEND with too few items");
-        const uint32_t l = stack_[stack_.size() - 2];
-        if (doc_.nodes[l].type != PType::list) return fail_at(at, "APPEND on a non-list");
+        const PValue l = stack_[stack_.size() - 2];
+        if (l.type != PType::list) return fail_at(at, "APPEND on a non-list");
         if (!marks_.empty() && marks_.back() > stack_.size() - 2) return fail_at(at, "APPEND across a MARK");
-        if (auto e = add_child(l, stack_.back(), at)) return e;
+        if (auto e = append_items(l.ref, stack_.size() - 1, 1, at)) return e;
         stack_.pop_back();
         return std::nullopt;
       }
@@ -308,10 +364,7 @@ class Parser {
         uint64_t v = 0;
         for (int k = 0; k < 8; ++k) v = (v << 8) | static_cast<uint8_t>(p_[pos_ + k]);
         pos_ += 8;
-        PNode n;
-        n.type = PType::floating;
-        std::memcpy(&n.d, &v, sizeof v);
-        return push_node(std::move(n), at);
+        return push_scalar(PType::floating, static_cast<int64_t>(v), at);  // the double's bits
       }
       case 0x88: return push_scalar(PType::boolean, 1, at);  // NEWTRUE
       case 0x89: return push_scalar(PType::boolean, 0, at);  // NEWFALSE
@@ -326,9 +379,15 @@ class Parser {
 
 }  // namespace
 
-Result<PickleDoc> parse_pickle(std::string_view data, const PickleLimits& limits) {
-  Parser p(data, limits);
+Status parse_pickle_into(std::string_view data, PickleDoc& doc, const PickleLimits& limits) {
+  Parser p(data, limits, doc);
   return p.run();
+}
+
+Result<PickleDoc> parse_pickle(std::string_view data, const PickleLimits& limits) {
+  PickleDoc doc;
+  if (auto st = parse_pickle_into(data, doc, limits); !st) return st.error();
+  return doc;
 }
 
 }  // namespace ccdiag::fr
