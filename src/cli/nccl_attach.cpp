@@ -214,8 +214,10 @@ void register_nccl_attach(CLI::App* nccl, CommandContext& ctx) {
   auto* sub = nccl->add_subcommand("attach", "Read communicator and proxy state out of a stock NCCL (live or core)");
   sub->add_option("pids", o->pids, "Process ids of ranks");
   sub->add_flag("--ranks", o->ranks, "Every process on this host with libnccl mapped");
-  sub->add_option("--core", o->cores, "A core file of a rank (repeatable)");
-  sub->add_option("--input", o->inputs, "JSON output of an earlier `nccl attach --json` (other hosts; repeatable)");
+  // One value per flag: `--core FILE 1234` must not read the pid as a second core.
+  sub->add_option("--core", o->cores, "A core file of a rank (repeatable)")->allow_extra_args(false);
+  sub->add_option("--input", o->inputs, "JSON output of an earlier `nccl attach --json` (other hosts; repeatable)")
+      ->allow_extra_args(false);
   sub->add_option("--nccl-lib", o->nccl_lib, "Library file to read versions/DWARF from (a core from another host)");
   sub->add_option("--layout", o->layout, "Where offsets come from: auto (DWARF, else table), dwarf, table")
       ->check(CLI::IsMember({"auto", "dwarf", "table"}));

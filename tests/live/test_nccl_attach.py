@@ -349,6 +349,10 @@ class Negative(AttachTestCase):
         self.assertIn("not a core dump", r.stderr)
         r = run(["nccl", "attach"])
         self.assertEqual(r.returncode, 2)
+        # `--core FILE PID`: the pid is a pid, not a second core file.
+        r = run(["nccl", "attach", "--core", notcore, "999999999"])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("pid 999999999: no such process", r.stderr)
 
 
 class CrossRank(AttachTestCase):
