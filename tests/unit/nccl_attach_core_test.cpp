@@ -346,6 +346,12 @@ TEST_CASE("cross-rank verdicts on plain data", "[nccl][attach]") {
     REQUIRE(f.size() == 2);
     CHECK(f[0].role == FindingRole::symptom);
   }
+  SECTION("a rank whose peers wait for its data while its sends wait for its own GPU: that GPU") {
+    auto a = analyze_attach({proc(0, {sub("recv", 1, 8, 3, 3, 3)}), proc(1, {sub("send", 0, 8, 0, 3, 3)})});
+    CHECK(a[0].verdict == "gpu_wait");
+    CHECK(a[0].culprits == std::vector<int>{1});
+    CHECK(a[0].layer == "hardware");
+  }
   SECTION("a flush that never ends") {
     auto a = analyze_attach({proc(0, {sub("recv", 1, 8, 8, 5, 5)}), proc(1, {})});
     CHECK(a[0].verdict == "flush_wait");

@@ -195,6 +195,17 @@ std::vector<AttachCommAnalysis> analyze_attach(const std::vector<ProcessAttach>&
                               a.culprits.empty() ? "" : fmt::format(" (e.g. rank {})", a.culprits.front()));
     }
     if (a.verdict.empty()) {
+      // Head of the wait chain: peers wait for this rank's data and its own
+      // sends wait for its GPU, with nothing it waits on in sight -> its GPU.
+      for (const auto& r : a.ranks) {
+        const AttachRankState* peer = r.waits_on ? state_of(*r.waits_on) : nullptr;
+        if (peer && peer->where == "waiting_on_gpu" &&
+            std::find(a.culprits.begin(), a.culprits.end(), peer->rank) == a.culprits.end())
+          a.culprits.push_back(peer->rank);
+      }
+      if (!a.culprits.empty()) a.verdict = "gpu_wait";
+    }
+    if (a.verdict.empty()) {
       for (const auto& r : a.ranks) {
         const AttachRankState* peer = r.waits_on ? state_of(*r.waits_on) : nullptr;
         if (peer && peer->where == "not_seen" &&
