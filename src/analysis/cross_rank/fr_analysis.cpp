@@ -442,6 +442,15 @@ class Analyzer {
     }
   }
 
+  // A finding about group `g`: its kind and the group's name and description.
+  static FrFinding new_finding(const std::string& kind, const Group& g) {
+    FrFinding f;
+    f.kind = kind;
+    f.process_group = g.name;
+    f.pg_desc = g.desc;
+    return f;
+  }
+
   void push_fault(int gi, FrFinding f) {
     faults_of_group_[static_cast<size_t>(gi)].push_back(out_.findings.size());
     out_.findings.push_back(std::move(f));
@@ -451,10 +460,7 @@ class Analyzer {
                       const std::vector<std::pair<size_t, Absent>>& missing, const std::vector<int>& out_of_window,
                       int64_t hi) {
     const Group& g = groups_[static_cast<size_t>(gi)];
-    FrFinding f;
-    f.kind = "missing_ranks";
-    f.process_group = g.name;
-    f.pg_desc = g.desc;
+    FrFinding f = new_finding("missing_ranks", g);
     f.seq = s;
     f.time_ns = t_s;
     const Present& ref = present.front();
@@ -613,10 +619,7 @@ class Analyzer {
       stkey[i] = static_cast<uint64_t>(state_rank(present[i].u->state));
     }
     auto make = [&](const char* kind, const std::vector<size_t>& idx, const std::string& what) {
-      FrFinding f;
-      f.kind = kind;
-      f.process_group = g.name;
-      f.pg_desc = g.desc;
+      FrFinding f = new_finding(kind, g);
       f.seq = s;
       std::vector<int> dumps_idx;
       for (size_t i : idx) {
@@ -718,10 +721,7 @@ class Analyzer {
 
   void report_hang(int gi, int64_t s, int64_t t_s, const std::vector<Present>& present, int64_t hi) {
     const Group& g = groups_[static_cast<size_t>(gi)];
-    FrFinding f;
-    f.kind = "hang_no_completion";
-    f.process_group = g.name;
-    f.pg_desc = g.desc;
+    FrFinding f = new_finding("hang_no_completion", g);
     f.seq = s;
     f.time_ns = t_s;
     const Present& ref = present.front();
@@ -754,10 +754,7 @@ class Analyzer {
   // wrote none are the suspects (a crashed process writes no dump).
   void report_no_dump_stall(int gi, int64_t s, int64_t t_s, const std::vector<Present>& present, int64_t hi) {
     const Group& g = groups_[static_cast<size_t>(gi)];
-    FrFinding f;
-    f.kind = "missing_ranks";
-    f.process_group = g.name;
-    f.pg_desc = g.desc;
+    FrFinding f = new_finding("missing_ranks", g);
     f.seq = s;
     f.time_ns = t_s;
     f.op = name_of(present.front().d, entry(present.front().d, present.front().u->first));
@@ -840,10 +837,7 @@ class Analyzer {
       if (!have_src || !have_dst) continue;
       auto fault = [&](const char* kind, const P2pOp& at, int culprit, const std::string& what) {
         if (first && first->time_ns != kNoTime && at.time != kNoTime && first->time_ns <= at.time) return;
-        FrFinding f;
-        f.kind = kind;
-        f.process_group = g.name;
-        f.pg_desc = g.desc;
+        FrFinding f = new_finding(kind, g);
         f.seq_kind = "p2p";
         f.seq = entry(at.d, at.entry).p2p_seq;
         f.time_ns = at.time;
@@ -909,10 +903,7 @@ class Analyzer {
         return entry(p->d, p->u->end != kNoIndex ? p->u->end : p->u->first).retired;
       });
       if (all_pending_old && any_timed_out) {
-        FrFinding f;
-        f.kind = "hang_no_completion";
-        f.process_group = g.name;
-        f.pg_desc = g.desc;
+        FrFinding f = new_finding("hang_no_completion", g);
         f.seq_kind = "p2p";
         f.seq = entry(a->d, a->entry).p2p_seq;
         f.time_ns = a->time;
