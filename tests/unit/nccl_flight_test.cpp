@@ -201,6 +201,18 @@ TEST_CASE("flight analysis: no proxy heartbeat since enqueue, and GPU waits", "[
   CHECK(b.verdict == "gpu_wait");
   CHECK(b.layer == "hardware");
   CHECK(b.culprits == std::vector<int>{0});
+  // Backpressure: rank 1's send was posted and the network never completed it;
+  // rank 0's GPU waits as a consequence. The network send is the cause.
+  std::vector<Rank> n;
+  for (int i = 0; i < 2; ++i) n.emplace_back(i, 2);
+  int n0 = n[0].op(0, CCDIAG_FR_OP_ENQUEUED, t);
+  n[0].chan(n0, 0, false, 1, 12, t);  // RecvGPUWait
+  int n1 = n[1].op(0, CCDIAG_FR_OP_ENQUEUED, t);
+  n[1].chan(n1, 0, true, 0, 9, t);    // SendWait
+  auto c = analyze_flight({n[0].snap(), n[1].snap()}, t + 20 * kSec, 3.0)[0];
+  CHECK(c.verdict == "network_wait");
+  CHECK(c.layer == "transport");
+  CHECK(c.culprits == std::vector<int>{1});
 }
 
 TEST_CASE("flight analysis: a waited-on rank without a file is named", "[nccl][fr]") {

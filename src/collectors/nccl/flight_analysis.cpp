@@ -150,22 +150,24 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
         st.detail = fmt::format("enqueued {} seq {} {:.1f}s ago but its kernel never started on any channel "
                                 "(proxy thread alive)",
                                 op.func, op.seq, st.op_age_s);
-      } else if (const FrWait* w = find_state(kSendGpuWait) ? find_state(kSendGpuWait) : find_state(kRecvGpuWait)) {
-        st.where = "gpu_wait";
-        st.detail = fmt::format("{} seq {}: channel {} {} rank {} waits for its own GPU ({}) for {:.1f}s", op.func,
-                                op.seq, w->channel, w->direction == "send" ? "send to" : "recv from", w->peer,
-                                w->state, w->age_s);
-      } else if (const FrWait* w = find_state(kRecvFlushWait)) {
-        st.where = "flush_wait";
-        st.detail = fmt::format("{} seq {}: channel {} recv from rank {} stuck in RecvFlushWait (GPUDirect flush) "
-                                "for {:.1f}s",
-                                op.func, op.seq, w->channel, w->peer, w->age_s);
       } else if (const FrWait* w = find_state(kSendWait)) {
+        // First: an isend posted and never completed is the network's, and it
+        // explains GPU waits on this and other ranks through backpressure.
         st.where = "network_wait";
         st.waits_on = w->peer;
         st.detail = fmt::format("{} seq {}: channel {} send to rank {} posted and not completed by the network "
                                 "(SendWait) for {:.1f}s",
                                 op.func, op.seq, w->channel, w->peer, w->age_s);
+      } else if (const FrWait* w = find_state(kRecvFlushWait)) {
+        st.where = "flush_wait";
+        st.detail = fmt::format("{} seq {}: channel {} recv from rank {} stuck in RecvFlushWait (GPUDirect flush) "
+                                "for {:.1f}s",
+                                op.func, op.seq, w->channel, w->peer, w->age_s);
+      } else if (const FrWait* w = find_state(kSendGpuWait) ? find_state(kSendGpuWait) : find_state(kRecvGpuWait)) {
+        st.where = "gpu_wait";
+        st.detail = fmt::format("{} seq {}: channel {} {} rank {} waits for its own GPU ({}) for {:.1f}s", op.func,
+                                op.seq, w->channel, w->direction == "send" ? "send to" : "recv from", w->peer,
+                                w->state, w->age_s);
       } else if (const FrWait* w = find_state(kRecvWait) ? find_state(kRecvWait) : find_state(kSendPeerWait)) {
         st.where = "waiting_on_peer";
         st.waits_on = w->peer;
@@ -211,9 +213,11 @@ std::vector<FrCommAnalysis> analyze_flight(const std::vector<FrSnapshot>& snaps,
     }
     // Precedence between terminal states of different ranks: the deepest
     // cause a peer's wait points at. Order: not_enqueued, proxy_stalled,
-    // kernel_not_started, gpu_wait, flush_wait, network_wait.
+    // kernel_not_started, network_wait, flush_wait, gpu_wait: a send the NIC
+    // never completed stalls its own GPU and, through the ring, other ranks'
+    // GPUs (backpressure), so their GPU waits are consequences, not causes.
     static const std::vector<std::string> order = {"not_enqueued", "proxy_stalled", "kernel_not_started",
-                                                   "gpu_wait",     "flush_wait",    "network_wait"};
+                                                   "network_wait", "flush_wait",    "gpu_wait"};
     std::string verdict;
     for (const auto& w : order) {
       for (int c : a.culprits)

@@ -8,9 +8,9 @@
 //   not_enqueued       the others enqueued op N of a function, this rank did not -> host side (framework)
 //   proxy_stalled      op enqueued, nothing from the proxy thread since (no heartbeat) -> proxy thread (nccl)
 //   kernel_not_started op enqueued, proxy alive, no kernel-channel start -> GPU never ran the kernel (nccl)
-//   gpu_wait           a step in SendGPUWait / RecvGPUWait -> the rank's GPU (hardware)
-//   flush_wait         a step in RecvFlushWait -> GPUDirect flush / PCIe (hardware)
 //   network_wait       a send in SendWait (isend posted, no completion) -> NIC / fabric (transport)
+//   flush_wait         a step in RecvFlushWait -> GPUDirect flush / PCIe (hardware)
+//   gpu_wait           a step in SendGPUWait / RecvGPUWait -> the rank's GPU (hardware)
 //   waiting_on_peer    RecvWait from, or SendPeerWait to, a peer -> symptom; the peer's state decides
 //   in_progress / idle nothing stuck for longer than `stuck_after`
 // A RecvWait whose sender sits in SendWait is the network pair, not the receiver.
