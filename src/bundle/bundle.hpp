@@ -19,6 +19,7 @@
 
 #include "analysis/evidence_set.hpp"
 #include "ccdiag/result.hpp"
+#include "sys/output_dir.hpp"
 
 namespace ccdiag {
 
@@ -59,7 +60,6 @@ Result<Bundle> read_bundle(const std::string& path);
 bool looks_like_bundle(const std::string& path);
 
 struct BundleWriteRequest {
-  std::string out_dir;
   BundleManifest manifest;
   std::vector<Evidence> evidence;
   std::vector<Unchecked> unchecked;
@@ -67,6 +67,8 @@ struct BundleWriteRequest {
   std::vector<std::pair<std::string, std::string>> raw;
 };
 
-Status write_bundle(const BundleWriteRequest& req);
+// Writes the bundle into `dir` (a fresh directory: nothing in it is
+// overwritten or followed).
+Status write_bundle(const OutputDir& dir, const BundleWriteRequest& req);
 
 }  // namespace ccdiag

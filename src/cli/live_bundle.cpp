@@ -1,5 +1,6 @@
 #include "cli/live_bundle.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -14,14 +15,6 @@ namespace ccdiag {
 Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string& out_dir,
                                        const std::vector<std::string>& extra_logs) {
   LiveBundle lb;
-  if (out_dir.empty()) {
-    char tmpl[] = "/tmp/ccdiag-live-XXXXXX";
-    if (!::mkdtemp(tmpl)) return make_error(std::string("cannot create a temporary directory: ") + std::strerror(errno), "/tmp");
-    lb.temp = std::make_shared<TempDir>();
-    lb.temp->path = tmpl;
-  } else {
-    lb.out_dir = out_dir;
-  }
   // Read the user's logs first: a bad path is an input error before any probing.
   std::vector<std::pair<std::string, std::string>> logs;
   for (const auto& path : extra_logs) {
@@ -29,7 +22,24 @@ Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string
     if (!in) return make_error("cannot open log file", path, "check the path given to --log");
     std::ostringstream ss;
     ss << in.rdbuf();
-    logs.emplace_back("logs/" + std::filesystem::path(path).filename().string(), ss.str());
+    // Two logs may share a file name (rank0/train.log, rank1/train.log):
+    // number the later ones, since nothing in a bundle is overwritten.
+    const std::string base = "logs/" + std::filesystem::path(path).filename().string();
+    std::string name = base;
+    for (int n = 2; std::any_of(logs.begin(), logs.end(), [&](const auto& l) { return l.first == name; }); ++n)
+      name = base + "." + std::to_string(n);
+    logs.emplace_back(name, ss.str());
+  }
+
+  // A private unpredictable directory unless the user named one; either way
+  // every file is created with O_EXCL|O_NOFOLLOW (sys/output_dir.hpp).
+  auto dir = out_dir.empty() ? OutputDir::make_private("ccdiag-live-") : OutputDir::open_fresh(out_dir);
+  if (!dir) return dir.error();
+  if (out_dir.empty()) {
+    lb.temp = std::make_shared<TempDir>();
+    lb.temp->path = dir->path();
+  } else {
+    lb.out_dir = out_dir;
   }
 
   CollectContext cc;
@@ -39,7 +49,6 @@ Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string
   CollectResult res = collect_host(cc, timeout);
 
   BundleWriteRequest req;
-  req.out_dir = lb.dir();
   req.manifest.ccdiag_version = version_string();
   req.manifest.host = res.host;
   req.manifest.kernel = res.kernel;
@@ -59,7 +68,7 @@ Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string
   req.raw = std::move(res.raw);
   for (auto& l : logs) req.raw.push_back(std::move(l));
   lb.unchecked = res.unchecked.size();
-  if (auto st = write_bundle(req); !st) return st.error();
+  if (auto st = write_bundle(*dir, req); !st) return st.error();
   return lb;
 }
 
