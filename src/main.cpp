@@ -4,9 +4,11 @@
 #include "ccdiag/exit_codes.hpp"
 #include "ccdiag/version.hpp"
 #include "cli/common.hpp"
+#include "collectors/logs/matcher.hpp"
 
 int main(int argc, char** argv) {
   using namespace ccdiag;
+  logs::register_builtin_prefilter();
   CLI::App app{"ccdiag: diagnose hung, failing or slow NCCL / PyTorch distributed jobs", "ccdiag"};
   app.set_version_flag("--version", version_string());
   app.require_subcommand(1);
