@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
       "  ccdiag diagnose                          # what is wrong on this host, now\n"
       "  ccdiag diagnose node*/ --json            # post-mortem over bundles of many hosts\n"
       "  ccdiag diagnose --log rank*.log          # logs only\n"
-      "  ccdiag collect --out /tmp/ccdiag-$(hostname)\n"
+      "  ccdiag collect                           # bundle into a new private directory\n"
       "\n"
       "Exit codes: 0 nothing found, 1 problem found, 2 usage or input error,\n"
       "            3 partial (some probes could not run), 4 internal error.");
