@@ -33,6 +33,7 @@ if [ "$test_deps" = 1 ]; then
     python3 python3-jsonschema
     ripgrep pdsh clustershell
     chromium fonts-dejavu-core
+    bash-completion fish zsh debootstrap
   )
 fi
 
