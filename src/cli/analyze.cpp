@@ -30,6 +30,7 @@
 #include "fleet/hostlist.hpp"
 #include "fleet/render_fleet.hpp"
 #include "pipeline/ingest.hpp"
+#include "report/progress.hpp"
 #include "report/html.hpp"
 #include "report/render.hpp"
 
@@ -84,30 +85,6 @@ std::optional<FleetRecord> read_fleet_record(const std::string& dir) {
   return r;
 }
 
-class Progress {
- public:
-  Progress(std::ostream& err, size_t total) : err_(err), total_(total), on_(::isatty(2) == 1 && total > 1) {}
-  void tick(size_t done) {
-    if (!on_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (done != total_ && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const size_t width = 30, fill = total_ ? done * width / total_ : width;
-    err_ << fmt::format("\ranalyze: [{}{}] {}/{} bundles", std::string(fill, '#'), std::string(width - fill, ' '), done,
-                        total_)
-         << std::flush;
-  }
-  ~Progress() {
-    if (on_) err_ << "\r\033[K" << std::flush;
-  }
-
- private:
-  std::ostream& err_;
-  size_t total_;
-  bool on_;
-  std::chrono::steady_clock::time_point last_{};
-};
-
 int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
   // 1. What to read, and which hosts should have answered.
   std::vector<Candidate> cands;
@@ -158,10 +135,10 @@ int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
   EvidenceSet fleet_set;
   FleetInput fleet;
   std::set<std::string> answered;
-  Progress progress(ctx.err, cands.size());
+  ProgressLine progress(ctx.err, opts.output.format() != OutputFormat::json && cands.size() > 1);
   size_t done = 0;
   for (const auto& c : cands) {
-    progress.tick(done++);
+    progress.show("analyze: " + progress_bar(done++, cands.size()) + " bundles");
     auto b = read_bundle(c.path);
     if (!b) {
       fleet.add_unanswered(c.host_hint, HostStatus::bad_bundle, b.error().one_line(), c.path);
@@ -180,7 +157,7 @@ int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
     compact_host_set(host_set);
     fleet_set.append(std::move(host_set));
   }  // each Bundle (and its extracted tarball) is released here
-  progress.tick(done);
+  progress.clear();
 
   for (const auto& h : fleet.hosts)
     if (h.status == HostStatus::bad_bundle) answered.insert(h.host);  // listed once, as a bad bundle

@@ -37,7 +37,7 @@ int run_collect(const CollectOptions& opts, CommandContext& ctx) {
   if (stream && ::isatty(1) && !opts.base64)
     return report_input_error(ctx, make_error("refusing to write a binary tar stream to a terminal", "stdout",
                                               "redirect stdout to a file, or add --base64"));
-  auto lb = collect_live_bundle(ctx.global, stream ? std::string() : out, opts.logs);
+  auto lb = collect_live_bundle(ctx.global, stream ? std::string() : out, opts.logs, stream ? nullptr : &ctx.err);
   if (!lb) return report_input_error(ctx, lb.error());
   if (stream) {
     ctx.out.flush();

@@ -96,7 +96,8 @@ int run_diagnose(const DiagnoseOptions& opts, CommandContext& ctx) {
 
   std::optional<LiveBundle> live;
   if (in.bundles.empty() && in.logs.empty()) {
-    auto lb = collect_live_bundle(ctx.global);
+    auto lb = collect_live_bundle(ctx.global, {}, {},
+                                  opts.output.format() == OutputFormat::json ? nullptr : &ctx.err);
     if (!lb) return report_input_error(ctx, lb.error());
     live = std::move(*lb);
     in.bundles.push_back(live->dir());

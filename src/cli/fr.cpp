@@ -14,6 +14,7 @@
 #include "analysis/tree/decision_tree.hpp"
 #include "cli/common.hpp"
 #include "collectors/fr/loader.hpp"
+#include "report/progress.hpp"
 #include "report/render.hpp"
 
 namespace ccdiag {
@@ -113,7 +114,10 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
         ctx, make_error(opts.prefix.empty() ? "no flight-recorder dumps found (names must end in the rank, e.g. nccl_trace_rank_3)"
                                             : fmt::format("no file name starts with --prefix \"{}\"", opts.prefix),
                         opts.inputs.front()));
+  ProgressLine progress(ctx.err, opts.output.format() != OutputFormat::json && files->size() > 1);
+  progress.show(fmt::format("fr: reading {} dumps ...", files->size()), true);
   auto loaded = fr::load_dumps(*files, lo);
+  progress.clear();
   for (const auto& e : loaded.bad) ctx.err << "ccdiag: error: " << e.one_line() << '\n';
   if (loaded.dumps.empty()) return kExitUsage;
   if (auto e = fr::check_same_job(loaded.dumps)) return report_input_error(ctx, *e);

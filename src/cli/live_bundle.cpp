@@ -5,15 +5,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "collectors/collector.hpp"
+#include "report/progress.hpp"
 #include "ccdiag/version.hpp"
 
 namespace ccdiag {
 
 Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string& out_dir,
-                                       const std::vector<std::string>& extra_logs) {
+                                       const std::vector<std::string>& extra_logs, std::ostream* progress) {
   LiveBundle lb;
   // Read the user's logs first: a bad path is an input error before any probing.
   std::vector<std::pair<std::string, std::string>> logs;
@@ -46,7 +50,17 @@ Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string
   cc.root = g.sysroot();
   cc.kernel_log_file = g.kernel_log_file();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g.timeout_s * 1000));
-  CollectResult res = collect_host(cc, timeout);
+  ProgressLine line(progress ? *progress : std::cerr, progress != nullptr);
+  ProbeWaitCallback on_wait;
+  if (line.enabled())
+    on_wait = [&line](const std::vector<std::string>& running, std::chrono::milliseconds left) {
+      std::string names;
+      for (const auto& n : running) names += (names.empty() ? "" : " ") + n;
+      line.show(fmt::format("collecting: deadline in {:.1f} s, {} running: {}",
+                            static_cast<double>(left.count()) / 1000.0, running.size(), names));
+    };
+  CollectResult res = collect_host(cc, timeout, on_wait);
+  line.clear();
 
   BundleWriteRequest req;
   req.manifest.ccdiag_version = version_string();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,10 @@ struct LiveBundle {
 // Collects this host (or the --root tree) and writes a bundle to `out_dir`
 // (a fresh temporary directory when empty). `extra_logs` are copied into
 // raw/logs/. Bounded by --timeout.
+// `progress`: a progress line on stderr (TTY only) naming the collectors
+// still running and the time left before the deadline.
 Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string& out_dir = {},
-                                       const std::vector<std::string>& extra_logs = {});
+                                       const std::vector<std::string>& extra_logs = {},
+                                       std::ostream* progress = nullptr);
 
 }  // namespace ccdiag

@@ -8,6 +8,7 @@
 #include "analysis/tree/decision_tree.hpp"
 #include "cli/common.hpp"
 #include "collectors/logs/analyzer.hpp"
+#include "report/progress.hpp"
 #include "report/render.hpp"
 
 namespace ccdiag {
@@ -138,8 +139,14 @@ int run_logs(const LogsOptions& opts, CommandContext& ctx) {
     return report_input_error(ctx, make_error("no log given", "logs", "pass FILE, DIR or - (stdin)"));
   auto inputs = logs::expand_log_paths(opts.inputs);
   if (!inputs) return report_input_error(ctx, inputs.error());
-  for (const auto& in : *inputs)
-    if (auto st = (*analyzer)->add_file(in); !st) return report_input_error(ctx, st.error());
+  {
+    ProgressLine progress(ctx.err, opts.output.format() != OutputFormat::json && inputs->size() > 1);
+    size_t done = 0;
+    for (const auto& in : *inputs) {
+      progress.show("logs: " + progress_bar(done++, inputs->size()) + " files  " + in.shown);
+      if (auto st = (*analyzer)->add_file(in); !st) return report_input_error(ctx, st.error());
+    }
+  }
   logs::LogAnalysis a = (*analyzer)->finish();
 
   const bool problem = std::any_of(a.findings.begin(), a.findings.end(), is_problem);

@@ -35,7 +35,8 @@ CollectorOutput collector_output_from_json(const nlohmann::json& j) {
   return out;
 }
 
-CollectResult collect_host(const CollectContext& ctx_in, std::chrono::milliseconds timeout) {
+CollectResult collect_host(const CollectContext& ctx_in, std::chrono::milliseconds timeout,
+                           const ProbeWaitCallback& on_wait) {
   CollectContext ctx = ctx_in;
   if (ctx.host.empty()) ctx.host = read_hostname(ctx.root);
   CollectResult res;
@@ -47,7 +48,7 @@ CollectResult collect_host(const CollectContext& ctx_in, std::chrono::millisecon
   for (const auto& c : collectors) {
     specs.push_back(ProbeSpec{c.name, std::min(c.budget, timeout), [&c, &ctx] { return to_json(c.run(ctx)); }});
   }
-  const auto outcomes = run_probes_isolated(specs);
+  const auto outcomes = run_probes_isolated(specs, on_wait);
   for (size_t i = 0; i < collectors.size(); ++i) {
     const auto& o = outcomes[i];
     if (!o.availability.is_ok()) {

@@ -14,6 +14,7 @@
 #include "ccdiag/evidence.hpp"
 #include "ccdiag/report.hpp"
 #include "ccdiag/sysroot.hpp"
+#include "sys/probe_runner.hpp"
 
 namespace ccdiag {
 
@@ -51,7 +52,9 @@ struct CollectResult {
 
 // Runs every collector concurrently, each in a child with min(budget, timeout);
 // returns within `timeout` (plus process start/stop overhead).
-CollectResult collect_host(const CollectContext& ctx, std::chrono::milliseconds timeout);
+// `on_wait`: progress while collectors run (sys/probe_runner.hpp).
+CollectResult collect_host(const CollectContext& ctx, std::chrono::milliseconds timeout,
+                           const ProbeWaitCallback& on_wait = {});
 
 // Hostname as the host (or the --root tree) knows it.
 std::string read_hostname(const SysRoot& root);

@@ -53,7 +53,7 @@ struct Child {
 
 }  // namespace
 
-std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& specs) {
+std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& specs, const ProbeWaitCallback& on_wait) {
   const auto start = Clock::now();
   std::vector<ProbeOutcome> out(specs.size());
   std::vector<Child> kids(specs.size());
@@ -114,7 +114,17 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
       idx.push_back(i);
     }
     if (pfds.empty()) break;
-    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
+    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
+    if (on_wait) {
+      std::vector<std::string> running;
+      Clock::time_point last = now;
+      for (size_t i : idx) {
+        running.push_back(specs[i].name);
+        last = std::max(last, kids[i].deadline);
+      }
+      on_wait(running, std::chrono::duration_cast<std::chrono::milliseconds>(last - now));
+      wait_ms = std::min<int64_t>(wait_ms, 200);
+    }
     const int r = ::poll(pfds.data(), pfds.size(), static_cast<int>(wait_ms));
     if (r < 0 && errno != EINTR) break;
     if (r <= 0) continue;

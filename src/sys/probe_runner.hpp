@@ -41,7 +41,11 @@ struct ProbeSpec {
 // Runs every probe in its own child at once and waits for all of them, each
 // killed at its own deadline: the whole call takes about the longest deadline,
 // not their sum. Results are in the order of `specs`.
-std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& specs);
+// `on_wait`, when set, is called about five times a second while probes run,
+// with the names of those still running and the time left before the last
+// deadline (live diagnose's progress line).
+using ProbeWaitCallback = std::function<void(const std::vector<std::string>& running, std::chrono::milliseconds left)>;
+std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& specs, const ProbeWaitCallback& on_wait = {});
 
 // A wall-clock budget shared by several probes: each gets min(its own limit,
 // what is left), so the whole run ends within --timeout.
