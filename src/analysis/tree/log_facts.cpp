@@ -5,6 +5,8 @@
 #include <optional>
 #include <regex>
 
+#include "analysis/tree/log_cues.hpp"
+
 namespace ccdiag {
 
 namespace {
@@ -194,6 +196,11 @@ struct Extractor {
   // Lines without an NCCL prefix ("NCCL version ...", tracebacks) come from
   // the host of the prefixed lines around them: a log file is one host's.
   std::string last_host;
+  // Lines that report a failure (log_cues.hpp): counted, the first few kept
+  // so an unexplained failure can be quoted instead of called healthy.
+  static constexpr size_t kMaxMarkers = 8;
+  size_t markers = 0;
+  nlohmann::json marker_lines = nlohmann::json::array();
 
   Subject subject_of(const LineWho& w) {
     Subject s;
@@ -387,6 +394,16 @@ struct Extractor {
         f.supports = {{"qp_error_state", 40}};
       }
     }
+    for (auto& c : line_cues(text)) {
+      auto& f = finding("log.cue." + c.id, c.layer, c.severity, c.role, c.summary, w, lineno, text);
+      f.supports = std::move(c.supports);
+      f.fields = {{"subsystem", c.subsystem}, {"cue", true}};
+    }
+    if (is_failure_marker(text)) {
+      ++markers;
+      if (marker_lines.size() < kMaxMarkers)
+        marker_lines.push_back({{"source", source}, {"line", lineno}, {"text", text.substr(0, 240)}});
+    }
     if (std::regex_search(text, m, py_exc) && !is_distributed_exception(text)) {
       auto& f = finding("log.python_exception", Layer::framework, Severity::error, FindingRole::primary,
                         "uncaught " + m[1].str() + " in the training script", w, lineno, text);
@@ -404,7 +421,7 @@ struct LogFactExtractor::Impl {
   int64_t lineno = 0;
   size_t nccl_lines = 0, warn_lines = 0;
   Impl(const std::string& s, const std::string& h, EvidenceSet& set)
-      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}} {}
+      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}} {}
 };
 
 LogFactExtractor::LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set)
@@ -432,6 +449,14 @@ void LogFactExtractor::finish() {
   e.provenance.source = impl_->source;
   e.data = {{"lines", impl_->lineno}, {"nccl_lines", impl_->nccl_lines}, {"warn_lines", impl_->warn_lines}};
   impl_->ex.set.evidence.push_back(std::move(e));
+  if (impl_->ex.markers > 0) {
+    Evidence m;
+    m.kind = "log.failure_markers";
+    if (!impl_->host.empty()) m.subject.host = impl_->host;
+    m.provenance.source = impl_->source;
+    m.data = {{"count", impl_->ex.markers}, {"lines", impl_->ex.marker_lines}};
+    impl_->ex.set.evidence.push_back(std::move(m));
+  }
 }
 
 void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set) {

@@ -179,7 +179,7 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
   return a;
 }
 
-Status LogAnalyzer::add_file(const LogInput& in) {
+Status LogAnalyzer::add_file(const LogInput& in, const std::function<void(std::string_view)>& tap) {
   auto r = LogReader::open(in.path, in.shown);
   if (!r) return r.error();
   auto& im = *impl_;
@@ -193,6 +193,7 @@ Status LogAnalyzer::add_file(const LogInput& in) {
     if (!block) return block.error();
     if (block->empty()) break;
     im.process_block(*block, st);
+    if (tap) tap(*block);
   }
   im.stats.bytes += (*r)->bytes_read();
   im.stats.overlong_lines += (*r)->overlong_lines();
