@@ -159,6 +159,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--gzip-check", action="store_true", help="also run a gzipped copy; verdicts must be equal")
     ap.add_argument("--show-failures", action="store_true", help="print every tuning case the verdict got wrong")
+    ap.add_argument("--cue-stats", action="store_true",
+                    help="tabulate finding ids against label layer/category over the tuning part (for weights)")
     ap.add_argument("--case", help="run one tuning case and print its full report (held-out cases refused)")
     ap.add_argument("--min-category", type=float, default=0.0, help="held-out category accuracy floor (0-1)")
     ap.add_argument("--min-layer", type=float, default=0.0, help="held-out layer accuracy floor (0-1)")
@@ -199,6 +201,20 @@ def main() -> int:
                 print(f"  {c['id']:28s} {c['layer']}/{c['root_cause_category']} -> "
                       f"{r.get('layer')}/{r.get('root_cause')} {r.get('confidence', 0):.2f}"
                       f"{' ' + r['error'] if 'error' in r else ''}{extra}")
+
+    if a.cue_stats:
+        # Counts behind the likelihood ratios (docs/decision-tree.md, calibration): for each finding id, the
+        # tuning cases it occurs in by label layer and category. Held-out cases never enter.
+        by_id = defaultdict(list)
+        for r in tuning:
+            for fid in set(r.get("findings", [])):
+                by_id[fid].append(r["case"])
+        print("== finding ids over the tuning part: cases, by label layer | by category ==")
+        for fid, cs in sorted(by_id.items(), key=lambda kv: -len(kv[1])):
+            lay = Counter(c["layer"] for c in cs)
+            cat = Counter(c["root_cause_category"] for c in cs)
+            print(f"  {fid:44s} {len(cs):3d}  " + ", ".join(f"{k} {v}" for k, v in lay.most_common()) + "  |  " +
+                  ", ".join(f"{k} {v}" for k, v in cat.most_common(4)))
 
     t = report("tuning", tuning)
     h = report("held-out", held)

@@ -41,6 +41,7 @@ const SourceArea kSources[] = {
     {"misc/ibvsymbols", L::transport, "ibverbs", "verbs library calls"},
     {"transport/net_socket", L::transport, "net_socket", "socket network transport"},
     {"misc/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)"},
+    {"include/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)"},
     {"bootstrap", L::transport, "bootstrap", "bootstrap (rendezvous of ranks over TCP)"},
     {"transport/coll_net", L::transport, "collnet", "CollNet / SHARP network offload"},
     {"transport/net", L::transport, "net", "network transport (proxy side)"},
@@ -145,8 +146,18 @@ const std::vector<TextCue>& text_cues() {
        "a device call failed with ENODEV", {}},
       {"errno_nomem", {"Cannot allocate memory", "ENOMEM"}, {}, {}, L::system_config, "memory", S::error, R::symptom,
        "a call failed with ENOMEM", {}},
-      {"errno_nospace", {"No space left on device", "ENOSPC"}, {}, {}, L::system_config, "storage", S::error,
-       R::symptom, "no space left on a device or /dev/shm", {{"container_shm_too_small", 3}}},
+      {"shm_segment_no_space", {"shared memory", "posix_fallocate", "/dev/shm", "shm"}, {"No space left"}, {},
+       L::system_config, "shared memory (/dev/shm)", S::error, R::primary,
+       "a shared-memory segment could not be created or grown (ENOSPC): /dev/shm is too small",
+       {{"container_shm_too_small", 40}}},
+      {"errno_nospace", {"No space left on device", "ENOSPC"}, {}, {"shared memory", "posix_fallocate", "shm"},
+       L::system_config, "storage", S::error, R::symptom, "no space left on a device", {}},
+      {"hostname_loopback", {"loopback"}, {"resolve"}, {}, L::system_config, "name resolution", S::error, R::primary,
+       "the host name resolved to no routable address; a loopback address was used instead",
+       {{"hostname_resolves_to_loopback", 30}}},
+      {"loopback_peer", {"remote=[127.", "to 127.0.", "127.0.1.1"}, {}, {"Bootstrap : Using"}, L::system_config,
+       "name resolution", S::error, R::primary, "a connection to a peer went to a loopback address",
+       {{"hostname_resolves_to_loopback", 8}}},
       {"errno_too_many_files", {"Too many open files", "EMFILE"}, {}, {}, L::system_config, "limits", S::error,
        R::primary, "the open-file limit is exhausted", {}},
       {"errno_addr_in_use", {"Address already in use", "EADDRINUSE"}, {}, {}, L::framework, "ports", S::error,
@@ -209,35 +220,58 @@ bool path_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 }  // namespace
 
 std::optional<std::string> nccl_source_file(std::string_view line) {
-  // "<file>.cc:<line> NCCL WARN" (WARN lines) or "NCCL INFO <file>.cc:<line> -> <code>" (breadcrumbs).
-  const bool warn = has(line, "NCCL WARN");
-  const bool crumb = has(line, "NCCL INFO") && has(line, " -> ");
+  // "<file>.cc:<line> NCCL WARN" (WARN lines) or "NCCL INFO <file>.cc:<line> -> <code>" (breadcrumbs);
+  // NCCL <= 2.8 wrote .cu files and "[dev] include/socket.h:371 WARN" without the word NCCL.
+  const bool warn = has(line, " WARN ") || has(line, "NCCL WARN");
+  const bool crumb = has(line, "INFO ") && has(line, " -> ");
   if (!warn && !crumb) return std::nullopt;
-  for (size_t at = line.find(".cc:"); at != std::string_view::npos; at = line.find(".cc:", at + 1)) {
-    size_t b = at;
-    while (b > 0 && path_char(line[b - 1])) --b;
-    if (b == at) continue;
-    const size_t e = at + 4;
-    if (e >= line.size() || !std::isdigit(static_cast<unsigned char>(line[e]))) continue;
-    return std::string(line.substr(b, at + 3 - b));
+  for (std::string_view ext : {".cc:", ".cu:", ".h:"}) {
+    for (size_t at = line.find(ext); at != std::string_view::npos; at = line.find(ext, at + 1)) {
+      size_t b = at;
+      while (b > 0 && path_char(line[b - 1])) --b;
+      while (b < at && !std::isalnum(static_cast<unsigned char>(line[b]))) ++b;  // "_ibvwrap.cc" in Markdown
+      if (b == at) continue;
+      const size_t e = at + ext.size();
+      if (e < line.size() && !std::isdigit(static_cast<unsigned char>(line[e])) && line[e] != ' ') continue;
+      return std::string(line.substr(b, at + ext.size() - 1 - b));
+    }
   }
   return std::nullopt;
 }
 
+namespace {
+
+// "transport/net_ib/connect.cc" -> matches "transport/net_ib"; a bare
+// "ibvwrap.cc" (a path cut in a paste) matches by the area's last component.
+const SourceArea* source_area(std::string path) {
+  if (const size_t s = path.rfind("src/"); s != std::string::npos) path = path.substr(s + 4);
+  const bool bare = path.find('/') == std::string::npos;
+  for (const auto& a : kSources) {
+    const std::string_view prefix = a.prefix;
+    if (path.rfind(prefix, 0) == 0) return &a;
+    if (bare) {
+      const size_t slash = prefix.rfind('/');
+      const std::string_view last = slash == std::string_view::npos ? prefix : prefix.substr(slash + 1);
+      if (!last.empty() && path.rfind(last, 0) == 0) return &a;
+    }
+  }
+  return nullptr;
+}
+
+bool nccl_tests_file(std::string_view path) { return path.rfind("common.c", 0) == 0; }
+
+}  // namespace
+
 std::vector<LogCue> line_cues(std::string_view line) {
   std::vector<LogCue> out;
-  if (auto src = nccl_source_file(line)) {
-    std::string path = *src;
-    if (const size_t s = path.rfind("src/"); s != std::string::npos) path = path.substr(s + 4);
-    for (const auto& a : kSources) {
-      if (path.rfind(a.prefix, 0) != 0) continue;
-      const bool warn = has(line, "NCCL WARN");
-      out.push_back(LogCue{std::string("nccl_src.") + a.id, a.layer, a.subsystem, warn ? S::error : S::warning,
+  if (auto src = nccl_source_file(line); src && !nccl_tests_file(*src)) {
+    if (const SourceArea* a = source_area(*src)) {
+      const bool warn = has(line, "WARN");
+      out.push_back(LogCue{std::string("nccl_src.") + a->id, a->layer, a->subsystem, warn ? S::error : S::warning,
                            R::symptom,
-                           std::string("NCCL ") + (warn ? "warning" : "error") + " from " + path + " (" + a.subsystem +
-                               ")",
+                           std::string("NCCL ") + (warn ? "warning" : "error") + " from " + *src + " (" +
+                               a->subsystem + ")",
                            {}});
-      break;
     }
   }
   for (const auto& c : text_cues())

@@ -196,8 +196,13 @@ void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     // on the same ordinal: those two ranks cannot be on one host.
     const bool inferred = all_devs.size() > 1 && ranks_of_dev[td].size() > 1;
     if (!proven && !inferred) continue;
+    // Ranks that must be on different machines but log the same host name:
+    // the nodes share a name. Different names taken for one host: NCCL's
+    // host identity (hash of a name prefix) collided, a defect of NCCL.
+    const bool same_name = !proven && host_of_rank.count(fr) && host_of_rank.count(tr) && !host_of_rank[fr].empty() &&
+                           host_of_rank[fr] == host_of_rank[tr];
     Hypothesis h;
-    h.cause = "nccl_bug";
+    h.cause = same_name ? "duplicate_hostname_across_nodes" : "nccl_bug";
     h.culprit.host = e->subject.host;
     h.culprit.rank = fr;
     h.weight = proven ? 100 : 80;
