@@ -124,7 +124,7 @@ def report(name: str, results: list[dict]) -> dict:
     # Confusion: label layer -> verdict layer (or the non-cause verdict).
     conf = defaultdict(Counter)
     for r in results:
-        got = r.get("root_cause") if r.get("root_cause") in NON_CAUSES or r.get("layer") is None else r["layer"]
+        got = r.get("layer") or r.get("root_cause")
         conf[r["case"]["layer"]][got or "error"] += 1
     print("  confusion (label layer -> verdict layer / non-cause verdict):")
     for layer in LAYERS:

@@ -176,32 +176,34 @@ bool symptom_cause(std::string_view id) {
 constexpr double kSymptomCap = 0.6;
 constexpr double kNoCauseCap = 0.3;
 
-// The layer the failure evidence points at when no cause is singled out:
-// votes of the problem findings (primary 3, symptom 1; critical x2, error
-// x1.5), one vote per finding id, generic framework/NCCL symptoms (watchdog,
-// DistBackendError) at half weight because they are what every deeper fault
-// looks like from above; the leading candidate cause adds its confidence x 6.
-// A layer is named only with a majority of the votes.
-std::optional<Layer> pointed_layer(const std::vector<Finding>& findings, const CauseScore* best) {
+// The layer the failure evidence points at when no cause is singled out: the
+// posterior mass of the candidate causes summed per layer (a finding that
+// votes for causes counts in their layers, not where it was seen: a local
+// protection error seen in the transport is evidence for ACS/IOMMU), plus, for
+// problem findings that name no cause (generic cues: an NCCL source file, an
+// errno, an exception class), pseudo-odds in their own layer: 0.05 for a
+// primary finding, 0.02 for a symptom, halved for framework/NCCL symptoms
+// (the watchdog, DistBackendError: what any deeper fault looks like from
+// above). A layer is named only when it holds most of that mass.
+std::optional<Layer> pointed_layer(const std::vector<Finding>& findings, const std::vector<CauseScore>& scores) {
+  std::map<Layer, double> votes;
+  double total = 0;
+  for (const auto& s : scores) {
+    votes[find_cause(s.cause)->layer] += s.odds;
+    total += s.odds;
+  }
   std::map<std::string, std::pair<Layer, double>> by_id;
   for (const auto& f : findings) {
-    if (!is_problem(f) || f.role == FindingRole::cascade) continue;
-    double w = f.role == FindingRole::primary ? 3.0 : 1.0;
-    w *= f.severity == Severity::critical ? 2.0 : f.severity == Severity::error ? 1.5 : 1.0;
-    Layer l = f.layer == Layer::process ? Layer::framework : f.layer;
+    if (!is_problem(f) || f.role == FindingRole::cascade || !f.supports.empty()) continue;
+    double w = f.role == FindingRole::primary ? 0.05 : 0.02;
+    const Layer l = f.layer == Layer::process ? Layer::framework : f.layer;
     if (f.role != FindingRole::primary && depth(l) <= 1) w *= 0.5;
     auto& slot = by_id[f.id];
     if (w > slot.second) slot = {l, w};
   }
-  std::map<Layer, double> votes;
-  double total = 0;
   for (const auto& [id, lw] : by_id) {
     votes[lw.first] += lw.second;
     total += lw.second;
-  }
-  if (best) {
-    votes[find_cause(best->cause)->layer] += 6.0 * best->confidence;
-    total += 6.0 * best->confidence;
   }
   if (total <= 0) return std::nullopt;
   const auto top = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
@@ -442,7 +444,7 @@ Report decide(const EvidenceSet& input) {
     v.confidence = best ? round3(std::min(kNoCauseCap, best->confidence)) : 0.0;
     if (best) v.culprit = best->culprit;
     // Where the failure evidence points, when it points at one layer.
-    v.layer = pointed_layer(findings, best);
+    v.layer = pointed_layer(findings, scores);
     const std::string where = v.layer ? " The failure evidence points at the " + std::string(to_string(*v.layer)) +
                                             " layer."
                                       : std::string();

@@ -183,6 +183,15 @@ const std::vector<TextCue>& text_cues() {
        "the aws-ofi-nccl network plugin (libfabric) reported a failure", {{"net_plugin_mismatch", 3}}},
       {"libfabric_error", {"fi_getinfo", "fi_domain", "fi_endpoint", "fi_av_", "fi_mr_reg", "libfabric:"}, {},
        {"NCCL INFO"}, L::nccl, "libfabric", S::error, R::symptom, "a libfabric call failed", {}},
+      // ---- a rank visibly busy preparing data (tqdm bars of tokenisation, dataset maps, downloads,
+      // checkpoint loading) in the log of a job that timed out: a straggler, not a deadlock
+      {"data_preparation_progress",
+       {"tokeniz", "Tokeniz", "Map", "map", "dataset", "Dataset", "preprocess", "Preprocess", "Loading", "Download",
+        "Filter", "Grouping texts", "Converting format"},
+       {"%|"}, {"Processed prompts", "Epoch", "Training", "training", "step", "Step"}, L::framework,
+       "data preparation", S::info, R::primary,
+       "a rank was busy preparing data (tokenising, mapping a dataset, loading or downloading) while others waited",
+       {{"straggler_or_timeout_too_short", 8}}},
       // ---- pasted diagnostic blocks
       {"ibstat_port_down", {"State: Down", "state: PORT_DOWN", "state:\t\t\tPORT_DOWN", "1: DOWN",
                             "Physical state: Disabled", "Physical state: Polling", "phys_state: POLLING",

@@ -102,7 +102,10 @@ const std::vector<Signal>& signals() {
        {}, L::framework, S::error, R::symptom, "the PyTorch NCCL watchdog timed out a collective that never completed",
        {}},
       {"collective_mismatch", {"Detected mismatch between collectives"}, {}, {}, L::framework, S::critical, R::primary,
-       "ranks issued different collectives at the same sequence number", {{"mismatched_collectives", 80}}},
+       "ranks issued different collectives at the same sequence number",
+       // A rank that skipped a collective meets its peers' next one: the
+       // check reports a mismatch then too, so the line also supports a skip.
+       {{"mismatched_collectives", 80}, {"rank_skips_collective", 15}}},
       {"cuda_oom", {}, {"CUDA out of memory", "OutOfMemoryError", "Cuda failure 'out of memory'",
                         "cudaErrorMemoryAllocation"},
        {}, L::framework, S::error, R::primary, "a rank ran out of GPU memory", {{"gpu_memory_exhausted", 100}}},

@@ -242,33 +242,7 @@ LinePrefix parse_line_prefix(std::string_view line) {
       if (auto r = launcher_rank(inner)) {
         p.rank = r;
       } else if (auto mr = mpirun_rank(inner, s.substr(after)); mr.second > 0) {
-        // Ray's per-actor prefix: "(Name pid=123) " or "(Name pid=123, ip=10.0.0.1) ".
-size_t ray_prefix(std::string_view s) {
-  if (s.size() < 8 || s.front() != '(') return 0;
-  const size_t close = s.find(')');
-  if (close == std::string_view::npos || close > 160) return 0;
-  const std::string_view inner = s.substr(1, close - 1);
-  if (inner.find(" pid=") == std::string_view::npos && inner.rfind("pid=", 0) != 0) return 0;
-  size_t n = close + 1;
-  while (n < s.size() && s[n] == ' ') ++n;
-  return n;
-}
-
-// A logging-module prefix: "LEVEL MM-DD hh:mm:ss file.py:NN] " (vLLM, sglang).
-size_t level_date_prefix(std::string_view s) {
-  size_t k = 0;
-  for (std::string_view lv : {"ERROR ", "WARNING ", "INFO ", "DEBUG ", "CRITICAL "})
-    if (s.substr(0, lv.size()) == lv) k = lv.size();
-  int v;
-  if (k == 0 || !fixed(s, k, 2, v) || k + 14 > s.size() || s[k + 2] != '-' || !fixed(s, k + 3, 2, v) ||
-      s[k + 5] != ' ' || !fixed(s, k + 6, 2, v) || s[k + 8] != ':')
-    return 0;
-  const size_t close = s.find("] ", k + 14);
-  if (close == std::string_view::npos || close > k + 80) return 0;
-  return close + 2;
-}
-
-// mpirun --tag-output "[1,3]<stderr>:": job 1, rank 3.
+        // mpirun --tag-output "[1,3]<stderr>:": job 1, rank 3.
         if (mr.first) p.rank = mr.first;
         after += mr.second - 1;
       } else if (inner.find('/') != std::string_view::npos && inner.find(' ') == std::string_view::npos) {

@@ -550,7 +550,7 @@ std::vector<Signature> build() {
   b.add("pytorch.collective_mismatch", L::framework, S::critical, R::primary,
         R"re(Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: CollectiveFingerPrint\((?:SequenceNumber=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, TensorShape=(?P<shape>\[[^\]]*\]))?(?:, TensorDtypes=(?P<dtype>\w+))?(?:.*?but Rank (?P<other_rank>\d+) is running collective: CollectiveFingerPrint\((?:SequenceNumber=(?P<other_seq>\d+), )?OpType=(?P<other_op>\w+))?)re",
         "collective mismatch at SequenceNumber={seq}: rank {rank} runs {op}",
-        {{"mismatched_collectives", 40}},
+        {{"mismatched_collectives", 40}, {"rank_skips_collective", 15}},
         "TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint check: ranks issue different collectives");
   b.add("pytorch.dump.first_signal", L::framework, S::info, R::context,
         R"re(First PG on this rank to signal dumping)re", "this rank timed out first and signalled the dump", {},
