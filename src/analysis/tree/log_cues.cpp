@@ -183,6 +183,11 @@ const std::vector<TextCue>& text_cues() {
        "the aws-ofi-nccl network plugin (libfabric) reported a failure", {{"net_plugin_mismatch", 3}}},
       {"libfabric_error", {"fi_getinfo", "fi_domain", "fi_endpoint", "fi_av_", "fi_mr_reg", "libfabric:"}, {},
        {"NCCL INFO"}, L::nccl, "libfabric", S::error, R::symptom, "a libfabric call failed", {}},
+      // ---- SIGBUS: a store to a mapped file beyond its backing, which for a process running NCCL is a
+      // /dev/shm segment the tmpfs could not back (shm is sized lazily; a full tmpfs raises SIGBUS)
+      {"sigbus", {"Bus error", "SIGBUS", "signal 7 ("}, {}, {}, L::system_config, "shared memory (/dev/shm)",
+       S::error, R::primary, "a process died of SIGBUS (a mapped /dev/shm segment could not be backed)",
+       {{"container_shm_too_small", 15}}},
       // ---- a rank visibly busy preparing data (tqdm bars of tokenisation, dataset maps, downloads,
       // checkpoint loading) in the log of a job that timed out: a straggler, not a deadlock
       {"data_preparation_progress",

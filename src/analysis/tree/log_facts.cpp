@@ -393,8 +393,10 @@ struct Extractor {
                       {"roce_gid_index_mismatch", 2}};
       } else if (status == 13) {  // IBV_WC_RNR_RETRY_EXC_ERR
         f.supports = {{"qp_error_state", 8}, {"ib_transport_retry_exceeded", 3}};
-      } else if (!flush) {  // local/remote protection, access, operation errors
-        f.supports = {{"qp_error_state", 40}};
+      } else if (status == 4) {  // IBV_WC_LOC_PROT_ERR: the HCA may not touch the registered buffer
+        f.supports = {{"pcie_acs_p2p_blocked", 8}, {"gpudirect_rdma_module_missing", 6}, {"iommu_blocks_p2p", 4}};
+      } else if (!flush) {  // remote protection, access, operation errors
+        f.supports = {{"qp_error_state", 10}};
       }
     }
     for (auto& c : line_cues(text)) {
