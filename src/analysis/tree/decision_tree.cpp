@@ -376,12 +376,22 @@ Report decide(const EvidenceSet& input) {
   // A symptom-level cause (retry exceeded, connection refused, a rank died)
   // yields to a cause that explains it, when one is supported at all on the
   // same culprit: symptoms are evidence for causes, not verdicts.
+  // The symptom's mass passes to the causes that explain it, in proportion
+  // to their odds, up to kSymptomCap: "the link failed" is no more certain
+  // than the symptom itself, and no less than the cause's own evidence.
+  std::optional<CauseScore> inherited;
   if (best && symptom_cause(best->cause)) {
+    double deeper = 0;
+    for (const auto& s : scores)
+      if (&s != best && !symptom_cause(s.cause) && same_place(s.culprit, best->culprit)) deeper += s.odds;
     for (const auto& s : scores) {
       if (&s == best || symptom_cause(s.cause)) continue;
-      if (s.confidence >= std::max(0.15, 0.25 * best->confidence) && same_place(s.culprit, best->culprit)) {
+      if (s.confidence >= std::max(0.10, 0.2 * best->confidence) && same_place(s.culprit, best->culprit)) {
         depth_note = "explains " + best->cause + ", the symptom seen";
-        best = &s;
+        inherited = s;
+        inherited->confidence = std::max(
+            s.confidence, std::min(kSymptomCap, s.confidence + best->confidence * (deeper > 0 ? s.odds / deeper : 0)));
+        best = &*inherited;
         break;
       }
     }

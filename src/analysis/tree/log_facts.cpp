@@ -201,6 +201,12 @@ struct Extractor {
   std::string last_host;
   // Lines that report a failure (log_cues.hpp): counted, the first few kept
   // so an unexplained failure can be quoted instead of called healthy.
+  // RoCE in use (a RoCE device in NET/IB, an Ethernet link layer or RoCE
+  // GIDs in a pasted ibv_devinfo / show_gids) and a QP that could not reach
+  // its peer (retry exceeded, ibv_modify_qp timed out): on RoCE the GID
+  // index (RoCE version / address family) is the usual reason.
+  bool roce = false;
+  std::optional<std::pair<int64_t, std::string>> qp_unreached;  // line, text
   static constexpr size_t kMaxMarkers = 8;
   size_t markers = 0;
   nlohmann::json marker_lines = nlohmann::json::array();
@@ -399,6 +405,12 @@ struct Extractor {
         f.supports = {{"qp_error_state", 10}};
       }
     }
+    if (has(text, "/RoCE") || has(text, "RoCE v2") || has(text, "RoCE V2") ||
+        (has(text, "link_layer") && has(text, "Ethernet")))
+      roce = true;
+    if (!qp_unreached && (has(text, "IBV_WC_RETRY_EXC_ERR") || has(text, "with status=12") ||
+                          has(text, "with error 12") || (has(text, "ibv_modify_qp") && has(text, "timed out"))))
+      qp_unreached = std::make_pair(lineno, text.substr(0, 300));
     for (auto& c : line_cues(text)) {
       auto& f = finding("log.cue." + c.id, c.layer, c.severity, c.role, c.summary, w, lineno, text);
       f.supports = std::move(c.supports);
@@ -426,7 +438,7 @@ struct LogFactExtractor::Impl {
   int64_t lineno = 0;
   size_t nccl_lines = 0, warn_lines = 0;
   Impl(const std::string& s, const std::string& h, EvidenceSet& set)
-      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}} {}
+      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}} {}
 };
 
 LogFactExtractor::LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set)
@@ -454,6 +466,22 @@ void LogFactExtractor::finish() {
   e.provenance.source = impl_->source;
   e.data = {{"lines", impl_->lineno}, {"nccl_lines", impl_->nccl_lines}, {"warn_lines", impl_->warn_lines}};
   impl_->ex.set.evidence.push_back(std::move(e));
+  if (impl_->ex.roce && impl_->ex.qp_unreached) {
+    Finding f;
+    f.id = "log.roce_qp_unreached";
+    f.layer = Layer::transport;
+    f.severity = Severity::error;
+    f.role = FindingRole::primary;
+    f.summary = "a queue pair could not reach its peer on a RoCE fabric: the GID index (RoCE version, IPv4 vs "
+                "IPv6 GID) is the usual reason";
+    if (!impl_->host.empty()) f.subject.host = impl_->host;
+    // No line number: the finding rests on two lines (RoCE in use, the QP failure), so it is its own
+    // evidence key rather than shadowed by the catalogue finding on the failure line.
+    f.provenance.push_back(Provenance{impl_->source, std::nullopt, impl_->ex.qp_unreached->second});
+    f.order = impl_->ex.qp_unreached->first;
+    f.supports = {{"roce_gid_index_mismatch", 15}, {"mtu_mismatch", 2}};
+    impl_->ex.set.findings.push_back(std::move(f));
+  }
   if (impl_->ex.markers > 0) {
     Evidence m;
     m.kind = "log.failure_markers";
