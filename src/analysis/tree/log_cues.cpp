@@ -188,6 +188,15 @@ const std::vector<TextCue>& text_cues() {
       {"sigbus", {"Bus error", "SIGBUS", "signal 7 ("}, {}, {}, L::system_config, "shared memory (/dev/shm)",
        S::error, R::primary, "a process died of SIGBUS (a mapped /dev/shm segment could not be backed)",
        {{"container_shm_too_small", 15}}},
+      // ---- POSIX shared memory pulled away: segments that vanish while in use, and systemd-logind
+      // sessions of the job's user ending (RemoveIPC=yes deletes that user's segments then)
+      {"shm_vanished", {"unlinked", "could not attach", "ATTACH_MISSING", "No such file or directory"},
+       {"shared memory"}, {}, L::system_config, "shared memory (/dev/shm)", S::error, R::primary,
+       "a shared-memory segment disappeared while processes still used it",
+       {{"removeipc_deletes_shm", 6}, {"container_shm_too_small", 1.5}}},
+      {"logind_session_removed", {"Removed session"}, {}, {}, L::system_config, "systemd-logind", S::warning,
+       R::primary, "a login session of the user ended (systemd-logind): with RemoveIPC=yes its shm goes with it",
+       {{"removeipc_deletes_shm", 8}}},
       // ---- a rank visibly busy preparing data (tqdm bars of tokenisation, dataset maps, downloads,
       // checkpoint loading) in the log of a job that timed out: a straggler, not a deadlock
       {"data_preparation_progress",
