@@ -144,7 +144,11 @@ TEST_CASE("verdicts: a symptom-level cause yields to a supported cause and stays
   Report r = decide(set);
   CHECK(r.verdict.root_cause == "ib_transport_retry_exceeded");
   CHECK(r.verdict.confidence < 0.7);
+  // Retry exceeded as the catalogue weighs it, and a GID-index mechanism beside it.
+  set.findings.clear();
+  set.findings.push_back(finding("a", Layer::transport, FindingRole::primary, {{"ib_transport_retry_exceeded", 30}}));
   set.findings.push_back(finding("b", Layer::transport, FindingRole::primary, {{"roce_gid_index_mismatch", 40}}));
   r = decide(set);
   CHECK(r.verdict.root_cause == "roce_gid_index_mismatch");
+  CHECK(r.verdict.confidence <= 0.6);
 }
