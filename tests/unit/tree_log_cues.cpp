@@ -67,6 +67,9 @@ TEST_CASE("log cues: error names, exception classes and pasted blocks", "[tree][
   CHECK(line_cues("max locked memory       (kbytes, -l) unlimited").empty());
   CHECK(has_cue(line_cues("h:1:2 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device"),
                 "shm_segment_no_space", Layer::system_config));
+  CHECK(has_cue(line_cues("shm              64M     0   64M   0% /dev/shm"), "df_dev_shm_small", Layer::system_config));
+  CHECK_FALSE(has_cue(line_cues("tmpfs            252G     0  252G   0% /dev/shm"), "df_dev_shm_small",
+                      Layer::system_config));
   CHECK(has_cue(line_cues("RuntimeError: CUDA error: an illegal memory access was encountered"),
                 "cuda_illegal_address", Layer::framework));
 }

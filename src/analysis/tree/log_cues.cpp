@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace ccdiag {
 
@@ -295,6 +296,28 @@ std::vector<LogCue> line_cues(std::string_view line) {
                            std::string("NCCL ") + (warn ? "warning" : "error") + " from " + *src + " (" +
                                a->subsystem + ")",
                            {}});
+    }
+  }
+  // `df -h /dev/shm` (or `df -h` with a /dev/shm row): a size under 1 GiB is the container default
+  // (64M for Docker) or close to it, too small for NCCL's SHM segments at scale.
+  if (has(line, "/dev/shm") && (line.rfind("shm", 0) == 0 || line.rfind("tmpfs", 0) == 0 ||
+                                line.rfind("none", 0) == 0 || line.rfind("overlay", 0) == 0)) {
+    size_t i = line.find_first_of(" \t");
+    while (i != std::string_view::npos && i < line.size()) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      size_t e = i;
+      while (e < line.size() && line[e] != ' ' && line[e] != '\t') ++e;
+      const std::string_view tok = line.substr(i, e - i);
+      if (tok.size() >= 2 && (tok.back() == 'M' || tok.back() == 'K') &&
+          std::all_of(tok.begin(), tok.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }) &&
+          (tok.back() == 'K' || std::atof(std::string(tok.substr(0, tok.size() - 1)).c_str()) < 1024)) {
+        out.push_back(LogCue{"df_dev_shm_small", L::system_config, "shared memory (df -h /dev/shm)", S::warning,
+                             R::primary, "a pasted df shows /dev/shm under 1 GiB (" + std::string(tok) + ")",
+                             {{"container_shm_too_small", 10}}});
+        break;
+      }
+      if (tok.size() >= 2 && tok.back() == 'G') break;  // the size column is in GiB: large enough
+      i = e;
     }
   }
   for (const auto& c : text_cues())
