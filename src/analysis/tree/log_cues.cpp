@@ -188,7 +188,7 @@ const std::vector<TextCue>& text_cues() {
       // /dev/shm segment the tmpfs could not back (shm is sized lazily; a full tmpfs raises SIGBUS)
       {"sigbus", {"Bus error", "SIGBUS", "signal 7 ("}, {}, {}, L::system_config, "shared memory (/dev/shm)",
        S::error, R::primary, "a process died of SIGBUS (a mapped /dev/shm segment could not be backed)",
-       {{"container_shm_too_small", 15}}},
+       {{"container_shm_too_small", 25}}},
       // ---- POSIX shared memory pulled away: segments that vanish while in use, and systemd-logind
       // sessions of the job's user ending (RemoveIPC=yes deletes that user's segments then)
       {"shm_vanished", {"unlinked", "could not attach", "ATTACH_MISSING", "No such file or directory"},

@@ -183,7 +183,10 @@ bool signal_matches(const Signal& s, std::string_view line) {
 bool is_distributed_exception(std::string_view line) {
   for (const char* k : {"NCCL", "nccl", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
                         "collective", "Watchdog", "timeout", "Timeout", "Connection", "CUDA", "cuda",
-                        "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt"})
+                        "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
+                        // Exceptions about a host resource are the system's, not the script's.
+                        "shared memory", "/dev/shm", "Gloo", "gloo", "socket", "resolve", "hostname",
+                        "Address already in use", "Permission denied"})
     if (has(line, k)) return true;
   return false;
 }
