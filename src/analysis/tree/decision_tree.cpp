@@ -407,9 +407,12 @@ Report decide(const EvidenceSet& input) {
         for (const auto& l : e.data["lines"])
           if (marker_lines.size() < 8) marker_lines.push_back(l);
     }
-  // Health needs something that looked at a layer and found it clean.
+  // Health needs something that looked at a layer: a probe or bundle item
+  // (one that found its component absent looked too: there was nothing to
+  // break; the probes that failed lower the confidence below), or a
+  // flight-recorder analysis that saw every collective.
   const bool positively_checked = std::any_of(set.evidence.begin(), set.evidence.end(), [](const Evidence& e) {
-    return !log_derived(e.kind) && layer_of_evidence_kind(e.kind) && e.availability.is_ok();
+    return !log_derived(e.kind) && layer_of_evidence_kind(e.kind);
   });
 
   Verdict& v = report.verdict;
