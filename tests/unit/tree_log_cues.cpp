@@ -7,6 +7,7 @@
 #include "analysis/tree/decision_tree.hpp"
 #include "analysis/tree/log_cues.hpp"
 #include "analysis/tree/log_facts.hpp"
+#include "collectors/logs/analyzer.hpp"
 #include "collectors/logs/line_prefix.hpp"
 #include "tree_helpers.hpp"
 
@@ -154,4 +155,17 @@ TEST_CASE("verdicts: a symptom-level cause yields to a supported cause and stays
   r = decide(set);
   CHECK(r.verdict.root_cause == "roce_gid_index_mismatch");
   CHECK(r.verdict.confidence <= 0.6);
+}
+
+TEST_CASE("analyser: a tqdm redraw before an NCCL line leaves the NCCL prefix readable", "[logs][prefix]") {
+  auto a = logs::LogAnalyzer::create(logs::builtin_signatures());
+  REQUIRE(a);
+  (*a)->add_text("Map:  50%|#####     | 500/1000 [00:01<00:01]\rnode7:4242:4243 [2] NCCL WARN NET/IB : Got completion "
+                 "from peer 10.0.0.8<1> with status=12 opcode=0 len=0 vendor err 129 (Recv) hca mlx5_3\n",
+                 "t.log", "");
+  const auto out = (*a)->finish();
+  bool seen = false;
+  for (const auto& f : out.findings)
+    if (f.id == "nccl.ib.completion_error.retry_exceeded") seen = f.subject.host == "node7" && f.subject.pid == 4242;
+  CHECK(seen);
 }

@@ -232,6 +232,9 @@ void LogAnalyzer::Impl::process_block(std::string_view block, FileState& st) {
 void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
   const int64_t lineno = st.line + 1;
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) raw.remove_suffix(1);
+  // A carriage return inside a line is a terminal redraw (tqdm progress bars):
+  // what the terminal finally showed is the text after the last one.
+  if (const size_t cr = raw.rfind('\r'); cr != std::string_view::npos) raw.remove_prefix(cr + 1);
   std::string_view line = raw;
   if (raw.find('\x1b') != std::string_view::npos) {
     scratch.assign(raw);
