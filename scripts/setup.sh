@@ -1,20 +1,41 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine completely: installs the build and test
-# dependencies from Debian's archive, then builds ccdiag into build/.
-# Usage: scripts/setup.sh [--no-build]
+# Sets up a fresh Debian 12 machine to run ccdiag: installs the build
+# dependencies from Debian's archive, then builds the ccdiag binary and the
+# NCCL profiler plugin into build/ (nothing else: the tests are built by
+# scripts/test.sh, which also installs the test dependencies).
+# Usage: scripts/setup.sh [--no-build] [--test-deps]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+no_build=0
+test_deps=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) no_build=1 ;;
+    --test-deps) test_deps=1 ;;
+    *) echo "usage: scripts/setup.sh [--no-build] [--test-deps]" >&2; exit 2 ;;
+  esac
+done
+
+# What building and running ccdiag needs.
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
-  libcli11-dev libfmt-dev nlohmann-json3-dev catch2
-  libdw-dev libelf-dev elfutils gdb libarchive-dev zlib1g-dev libre2-dev libhyperscan-dev
-  libibverbs-dev rdma-core
-  clang libclang-rt-14-dev
-  python3 python3-jsonschema
-  ripgrep pdsh clustershell
-  chromium fonts-dejavu-core
+  libcli11-dev libfmt-dev nlohmann-json3-dev
+  libdw-dev libelf-dev libarchive-dev zlib1g-dev libre2-dev libhyperscan-dev
+  libibverbs-dev
 )
+# What the test suite and benches need on top (debuggers and launchers the
+# tests compare against, the fuzzing compiler, a browser for the HTML report).
+if [ "$test_deps" = 1 ]; then
+  PACKAGES+=(
+    catch2 elfutils gdb rdma-core
+    clang libclang-rt-14-dev
+    python3 python3-jsonschema
+    ripgrep pdsh clustershell
+    chromium fonts-dejavu-core
+    bash-completion fish zsh debootstrap
+  )
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -28,6 +49,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-[ "${1:-}" = "--no-build" ] && exit 0
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build
+[ "$no_build" = 1 ] && exit 0
+echo "setup: building ccdiag into build/ (the tests are built by scripts/test.sh)" >&2
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCDIAG_BUILD_TESTS=OFF
+cmake --build build --target ccdiag nccl-profiler-ccdiag
+echo "setup: done: build/ccdiag" >&2

@@ -4,15 +4,15 @@
 # Usage: scripts/test.sh [--quick]   (--quick: skip the sanitizer build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --no-build
+scripts/setup.sh --no-build --test-deps
 jobs=$(nproc)
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCDIAG_BUILD_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [ "${1:-}" != "--quick" ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCCDIAG_SANITIZE=ON >/dev/null
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCCDIAG_SANITIZE=ON -DCCDIAG_BUILD_TESTS=ON >/dev/null
   cmake --build build-asan -j "$jobs" --target ccdiag_unit_tests
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -L unit
 fi

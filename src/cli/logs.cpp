@@ -164,7 +164,8 @@ int run_logs(const LogsOptions& opts, CommandContext& ctx) {
   j["logs"] = {{"stats",
                 {{"files", a.stats.files}, {"bytes", a.stats.bytes}, {"lines", a.stats.lines},
                  {"matched_lines", a.stats.matched_lines}, {"overlong_lines", a.stats.overlong_lines},
-                 {"signatures", a.stats.signatures}, {"engine", a.stats.engine}}},
+                 {"signatures", a.stats.signatures}, {"engine", a.stats.engine},
+                 {"prefilter", a.stats.prefilter}}},
                {"evidence", topo}};
   if (a.first_failure) j["logs"]["first_failure"] = a.findings[*a.first_failure];
   ctx.out << j.dump(2) << '\n';

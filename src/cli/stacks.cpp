@@ -107,7 +107,6 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   so.file_lines = !opts.no_lines;
   so.runtime_lines = opts.all_lines;
   so.capture.stop_deadline = std::chrono::milliseconds(opts.deadline_ms);
-  if (const char* k = std::getenv("CCDIAG_TEST_KILL_CAPTURE_AT")) so.capture.kill_self_at = k;
   const std::string host = read_hostname(root);
 
   std::vector<ProbeSpec> specs;

@@ -2,6 +2,8 @@
 #include "collectors/config/config_collector.hpp"
 #include "collectors/gpu/gpu_collector.hpp"
 #include "collectors/host/host_collectors.hpp"
+#include "collectors/host/firewall.hpp"
+#include "collectors/host/host_services.hpp"
 #include "collectors/kernel/kernel_log_collector.hpp"
 #include "collectors/nccl/attach/attach_evidence.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
@@ -26,6 +28,10 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"pcie", milliseconds(4000), collect_pcie, "pcie.link"},
       {"rdma", milliseconds(5000), [](const CollectContext& c) { return collect_rdma(c); }, "rdma.port"},
       {"host_config", milliseconds(3000), collect_host_config, "host.memlock"},
+      {"logind", milliseconds(1000), collect_logind, "host.logind"},
+      {"resolve", milliseconds(3000), collect_resolve, "host.resolve"},
+      {"net", milliseconds(2000), collect_net_links, "net.link"},
+      {"firewall", milliseconds(2000), collect_firewall, "host.firewall"},
       {"gpu", milliseconds(9000), collect_gpu, "gpu.nvml"},
   };
   return collectors;

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "report/finding_groups.hpp"
 #include "report/render.hpp"
 
 namespace ccdiag {
@@ -41,15 +42,20 @@ void render_markdown(const Report& r, std::ostream& out) {
     out << '\n';
   }
   if (!r.findings.empty()) {
-    out << "<details><summary>Findings (" << r.findings.size() << ")</summary>\n\n";
+    const auto groups = group_findings(r.findings);
+    out << "<details><summary>Findings (" << r.findings.size();
+    if (groups.size() < r.findings.size()) out << " in " << groups.size() << " groups";
+    out << ")</summary>\n\n";
     size_t n = 0;
-    for (const auto& f : r.findings) {
+    for (const auto& g : groups) {
       if (++n > 50) {
-        out << "- … " << (r.findings.size() - 50) << " more in the JSON report\n";
+        out << "- … " << (groups.size() - 50) << " more groups in the JSON report\n";
         break;
       }
+      const Finding& f = r.findings[g.first];
       out << "- **" << to_string(f.severity) << "** " << cell(f.summary);
       if (f.role != FindingRole::primary) out << " _(" << to_string(f.role) << ")_";
+      if (g.members.size() > 1) out << " — " << g.members.size() << "× " << cell(describe_group(g));
       if (!f.provenance.empty()) {
         out << " — `" << f.provenance.front().source;
         if (f.provenance.front().line) out << ":" << *f.provenance.front().line;

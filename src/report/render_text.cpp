@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "report/finding_groups.hpp"
 #include "report/render.hpp"
 
 namespace ccdiag {
@@ -63,20 +64,36 @@ void render_text(const Report& r, std::ostream& out, const TextStyle& style) {
       out << fmt::format("  {:<14} {:<11} {}\n", to_string(s.layer), to_string(s.outcome), s.note);
   }
   if (!r.findings.empty()) {
-    out << '\n' << paint(fmt::format("Findings ({}):", r.findings.size()), "1") << '\n';
-    size_t shown = 0;
-    for (const auto& f : r.findings) {
-      if (!style.verbose && shown == 20) {
-        out << fmt::format("  ... {} more (use --json or --verbose)\n", r.findings.size() - shown);
-        break;
-      }
-      ++shown;
+    // Identical findings of many ranks are one line each (report/finding_groups);
+    // --verbose lists every finding.
+    const auto groups = group_findings(r.findings);
+    if (style.verbose || groups.size() == r.findings.size())
+      out << '\n' << paint(fmt::format("Findings ({}):", r.findings.size()), "1") << '\n';
+    else
+      out << '\n' << paint(fmt::format("Findings ({} in {} groups):", r.findings.size(), groups.size()), "1") << '\n';
+    auto line = [&](const Finding& f, const std::string& members, size_t others) {
       std::string role = f.role == FindingRole::primary ? "" : fmt::format(" [{}]", to_string(f.role));
       out << "  " << paint(fmt::format("{:<8}", to_string(f.severity)), severity_color(f.severity)) << ' '
           << f.summary << role;
-      const std::string w = where(f);
+      if (!members.empty()) out << paint("  x" + members, "1");
+      std::string w = where(f);
+      if (!w.empty() && others) w += fmt::format(", +{} more", others);
       if (!w.empty()) out << paint("  (" + w + ")", "2");
       out << '\n';
+    };
+    size_t shown = 0;
+    if (style.verbose) {
+      for (const auto& f : r.findings) line(f, "", 0);
+    } else {
+      for (const auto& g : groups) {
+        if (shown == 20) {
+          out << fmt::format("  ... {} more group(s) (use --json or --verbose)\n", groups.size() - shown);
+          break;
+        }
+        ++shown;
+        const std::string who = g.members.size() > 1 ? fmt::format("{}: {}", g.members.size(), describe_group(g)) : "";
+        line(r.findings[g.first], who, g.members.size() - 1);
+      }
     }
   }
   if (!r.alternatives.empty()) {

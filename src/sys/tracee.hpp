@@ -91,8 +91,10 @@ struct CaptureOptions {
   std::chrono::microseconds d_grace{5'000};          // extra wait for threads that were in D
   std::chrono::microseconds copy_budget{50'000};     // stop copying windows after this
   size_t window_bytes = 64 * 1024;                   // per thread, from sp upwards
-  // Test hook: raise SIGKILL on ourselves at this phase ("seized", "interrupted",
-  // "stopped", "copied", "detaching") to prove the target survives a killed tool.
+  // Raise SIGKILL on ourselves at this phase ("seized", "interrupted",
+  // "stopped", "copied", "detaching"): set only by the test driver
+  // tests/drivers/capture_kill_driver.cpp to prove the target survives a
+  // killed tool; nothing in the ccdiag binary sets it.
   std::string kill_self_at;
 };
 

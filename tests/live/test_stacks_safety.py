@@ -18,6 +18,8 @@ from stacks_helpers import (BUILD_DIR, Target, all_functions, assert_running_unt
                             functions, run, skip_unless, thread_states)
 from ccdiag_test import BIN  # noqa: E402
 
+DRIVER = os.path.join(BUILD_DIR, "test-programs", "capture_kill_driver")
+
 skip_unless(can_ptrace(), "ptrace of own children is not allowed here (yama ptrace_scope >= 2 and not root)")
 
 
@@ -25,11 +27,15 @@ class StacksSafety(unittest.TestCase):
     def test_killed_at_every_phase_leaves_target_running(self):
         with Target("many_threads", 100) as t:
             for phase in ("seized", "interrupted", "stopped", "copied", "detaching"):
-                p = run(["stacks", str(t.pid), "--json"], env={"CCDIAG_TEST_KILL_CAPTURE_AT": phase})
-                # The capture child died: reported as an error, never a crash of ccdiag.
-                self.assertEqual(p.returncode, 2, (phase, p.stderr))
-                self.assertIn("ccdiag: error:", p.stderr)
+                # The driver runs the capture as `ccdiag stacks` does, killing
+                # the capture child at `phase` (tests/drivers/).
+                p = subprocess.run([DRIVER, str(t.pid), phase], capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 2, (phase, p.stdout, p.stderr))
+                self.assertIn("capture child died", p.stdout)
                 assert_running_untraced(self, t.pid, settle=0.2)
+            # And without a kill the same driver completes: the kill is what failed above.
+            p = subprocess.run([DRIVER, str(t.pid), "never"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     def test_sigkill_of_the_whole_tool_at_random_moments(self):
         rng = random.Random(1234)

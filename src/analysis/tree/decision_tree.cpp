@@ -296,7 +296,7 @@ NextStep probe_for(Layer layer) {
               "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER,PERFORMANCE; dmesg -T | grep -E 'Xid|AER|NVRM'"};
     case Layer::system_config:
       return {"Collect a bundle from every host for the configuration audit",
-              "ccdiag collect --out /tmp/ccdiag-$(hostname); ccdiag diagnose <all bundles>"};
+              "ccdiag collect --out ~/ccdiag-$(hostname); ccdiag diagnose <all bundles>"};
   }
   return {};
 }
@@ -449,7 +449,7 @@ Report decide(const EvidenceSet& input) {
                 (peers.empty() ? std::string(".") : " (peer(s): " + peers + ").");
     report.next_steps.push_back(NextStep{"Collect the logs and a bundle from the host(s) the cascades point at" +
                                              (peers.empty() ? std::string() : " (" + peers + ")"),
-                                         "ccdiag collect --out /tmp/ccdiag-$(hostname)  # on that host; then "
+                                         "ccdiag collect --out ~/ccdiag-$(hostname)  # on that host; then "
                                          "ccdiag diagnose <bundles> --log <its logs>"});
     report.next_steps.push_back(probe_for(Layer::hardware));
   } else if (best || any_problem || marker_count > 0) {

@@ -176,6 +176,7 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
   im.sigs = std::move(signatures);
   im.stats.signatures = im.sigs.size();
   im.stats.engine = im.matcher->engine();
+  im.stats.prefilter = im.matcher->prefilter_source();
   return a;
 }
 
@@ -619,10 +620,11 @@ void LogAnalyzer::reset() {
   im.index.clear();
   im.topo = TopologyBuilder();
   const size_t nsig = im.stats.signatures;
-  const std::string engine = im.stats.engine;
+  const std::string engine = im.stats.engine, prefilter = im.stats.prefilter;
   im.stats = LogStats{};
   im.stats.signatures = nsig;
   im.stats.engine = engine;
+  im.stats.prefilter = prefilter;
   im.seq = 0;
   im.dropped_groups = 0;
 }

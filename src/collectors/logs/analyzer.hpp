@@ -32,6 +32,7 @@ struct LogStats {
   size_t overlong_lines = 0;  // lines cut because they exceeded the block
   size_t signatures = 0;
   std::string engine;
+  std::string prefilter;  // "prebuilt", "cached" or "compiled" (Matcher::prefilter_source)
 };
 
 struct LogAnalysis {

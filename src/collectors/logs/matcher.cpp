@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -185,44 +188,129 @@ std::string prefilter_expression(const std::string& pattern) {
   return strip_head(strip_tail(std::move(out), kMinPrefilter));
 }
 
+namespace {
+
+PrebuiltPrefilter g_prebuilt;
+
+// FNV-1a, 64 bit: stable across builds and hosts (std::hash is neither).
+void fnv(uint64_t& h, std::string_view s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  h ^= 0xff;  // separator: ("ab","c") and ("a","bc") differ
+  h *= 1099511628211ULL;
+}
+
+}  // namespace
+
+void set_prebuilt_prefilter(PrebuiltPrefilter db) { g_prebuilt = db; }
+
 #ifdef CCDIAG_HAVE_HYPERSCAN
 
-struct Matcher::Impl {
+namespace {
+
+// PREFILTER: accept every RE2 construct (approximated); RE2 decides.
+constexpr unsigned kPrefilterFlags = HS_FLAG_MULTILINE | HS_FLAG_PREFILTER | HS_FLAG_ALLOWEMPTY;
+
+struct DbFree {
+  void operator()(hs_database_t* db) const { hs_free_database(db); }
+};
+using SharedDb = std::shared_ptr<hs_database_t>;
+
+// Databases already built in this process, by prefilter key: a database is
+// read-only once built and Hyperscan allows concurrent scans of it (each
+// scanner brings its own scratch), so `analyze` over 1,000 bundles builds it once.
+std::mutex g_cache_mu;
+std::map<uint64_t, SharedDb>& db_cache() {
+  static std::map<uint64_t, SharedDb> cache;
+  return cache;
+}
+
+SharedDb deserialize_prebuilt(uint64_t key) {
+  if (!g_prebuilt.data || g_prebuilt.size == 0 || g_prebuilt.key != key) return nullptr;
   hs_database_t* db = nullptr;
+  // Fails on another engine version or a CPU the database was not built for.
+  if (hs_deserialize_database(reinterpret_cast<const char*>(g_prebuilt.data), g_prebuilt.size, &db) != HS_SUCCESS)
+    return nullptr;
+  return SharedDb(db, DbFree{});
+}
+
+}  // namespace
+
+uint64_t prefilter_key(const std::vector<Signature>& sigs) {
+  uint64_t h = 14695981039346656037ULL;
+  fnv(h, hs_version());
+  fnv(h, std::to_string(kPrefilterFlags));
+  for (const auto& s : sigs) fnv(h, prefilter_expression(s.pattern));
+  return h;
+}
+
+struct Matcher::Impl {
+  SharedDb db;
   hs_scratch_t* scratch = nullptr;
   size_t nsigs = 0;
   ~Impl() {
     if (scratch) hs_free_scratch(scratch);
-    if (db) hs_free_database(db);
   }
 };
 
 Result<std::unique_ptr<Matcher>> Matcher::compile(const std::vector<Signature>& sigs) {
-  std::vector<std::string> exprs;
-  std::vector<const char*> ptrs;
-  std::vector<unsigned> flags, ids;
-  for (size_t i = 0; i < sigs.size(); ++i) exprs.push_back(prefilter_expression(sigs[i].pattern));
-  for (size_t i = 0; i < sigs.size(); ++i) {
-    ptrs.push_back(exprs[i].c_str());
-    // PREFILTER: accept every RE2 construct (approximated); RE2 decides.
-    flags.push_back(HS_FLAG_MULTILINE | HS_FLAG_PREFILTER | HS_FLAG_ALLOWEMPTY);
-    ids.push_back(static_cast<unsigned>(i));
-  }
   auto m = std::unique_ptr<Matcher>(new Matcher());
   m->impl_ = std::make_unique<Impl>();
   m->impl_->nsigs = sigs.size();
   if (sigs.empty()) return m;
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile_multi(ptrs.data(), flags.data(), ids.data(), static_cast<unsigned>(ptrs.size()), HS_MODE_BLOCK,
-                       nullptr, &m->impl_->db, &err) != HS_SUCCESS) {
-    std::string msg = err && err->message ? err->message : "unknown error";
-    std::string which = err && err->expression >= 0 ? sigs[static_cast<size_t>(err->expression)].id : "";
-    hs_free_compile_error(err);
-    return make_error("signature " + which + ": pattern rejected by Hyperscan: " + msg);
+  const uint64_t key = prefilter_key(sigs);
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mu);
+    auto it = db_cache().find(key);
+    if (it != db_cache().end()) {
+      m->impl_->db = it->second;
+      m->source_ = "cached";
+    } else if ((m->impl_->db = deserialize_prebuilt(key))) {
+      m->source_ = "prebuilt";
+    }
   }
-  if (hs_alloc_scratch(m->impl_->db, &m->impl_->scratch) != HS_SUCCESS)
+  if (!m->impl_->db) {
+    std::vector<std::string> exprs;
+    std::vector<const char*> ptrs;
+    std::vector<unsigned> flags, ids;
+    for (size_t i = 0; i < sigs.size(); ++i) exprs.push_back(prefilter_expression(sigs[i].pattern));
+    for (size_t i = 0; i < sigs.size(); ++i) {
+      ptrs.push_back(exprs[i].c_str());
+      flags.push_back(kPrefilterFlags);
+      ids.push_back(static_cast<unsigned>(i));
+    }
+    hs_database_t* db = nullptr;
+    hs_compile_error_t* err = nullptr;
+    if (hs_compile_multi(ptrs.data(), flags.data(), ids.data(), static_cast<unsigned>(ptrs.size()), HS_MODE_BLOCK,
+                         nullptr, &db, &err) != HS_SUCCESS) {
+      std::string msg = err && err->message ? err->message : "unknown error";
+      std::string which = err && err->expression >= 0 ? sigs[static_cast<size_t>(err->expression)].id : "";
+      hs_free_compile_error(err);
+      return make_error("signature " + which + ": pattern rejected by Hyperscan: " + msg);
+    }
+    m->impl_->db = SharedDb(db, DbFree{});
+    m->source_ = "compiled";
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mu);
+    db_cache().emplace(key, m->impl_->db);
+  }
+  if (hs_alloc_scratch(m->impl_->db.get(), &m->impl_->scratch) != HS_SUCCESS)
     return make_error("Hyperscan: cannot allocate scratch space");
   return m;
+}
+
+Result<std::string> Matcher::serialize() const {
+  if (!impl_->db) return make_error("no prefilter database (no signatures)");
+  char* bytes = nullptr;
+  size_t size = 0;
+  if (hs_serialize_database(impl_->db.get(), &bytes, &size) != HS_SUCCESS)
+    return make_error("Hyperscan: cannot serialize the signature database");
+  std::string out(bytes, size);
+  std::free(bytes);  // hs_serialize_database allocates with the misc allocator (malloc by default)
+  return out;
 }
 
 namespace {
@@ -263,7 +351,7 @@ void Matcher::scan(std::string_view block, std::vector<Hit>& hits) const {
   if (!impl_->db || block.empty()) return;
   std::vector<size_t> last(impl_->nsigs, 0);
   ScanCtx ctx{block, &hits, &last};
-  hs_scan(impl_->db, block.data(), static_cast<unsigned>(block.size()), 0, impl_->scratch, on_match, &ctx);
+  hs_scan(impl_->db.get(), block.data(), static_cast<unsigned>(block.size()), 0, impl_->scratch, on_match, &ctx);
   std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
     return a.line_begin != b.line_begin ? a.line_begin < b.line_begin : a.sig < b.sig;
   });
@@ -312,6 +400,15 @@ void Matcher::scan(std::string_view block, std::vector<Hit>& hits) const {
 }
 
 const char* Matcher::engine() const { return "re2-set"; }
+
+uint64_t prefilter_key(const std::vector<Signature>& sigs) {
+  uint64_t h = 14695981039346656037ULL;
+  fnv(h, "re2-set");
+  for (const auto& s : sigs) fnv(h, prefilter_expression(s.pattern));
+  return h;
+}
+
+Result<std::string> Matcher::serialize() const { return make_error("no prebuilt database without Hyperscan"); }
 
 #endif
 

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,11 +37,20 @@ class Matcher {
   void scan(std::string_view block, std::vector<Hit>& hits) const;
 
   const char* engine() const;
+  // Where the prefilter database came from: "prebuilt" (embedded at build
+  // time), "cached" (the same signatures compiled earlier in this process:
+  // analyze reads each bundle's logs with a new analyser) or "compiled".
+  const char* prefilter_source() const { return source_; }
+
+  // The prefilter database as bytes (hs_serialize_database), for embedding at
+  // build time (tools/sigdb). An error without Hyperscan.
+  Result<std::string> serialize() const;
 
  private:
   Matcher() = default;
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  const char* source_ = "compiled";
 };
 
 // The expression the prefilter compiles for a signature pattern: named groups
@@ -51,5 +62,29 @@ class Matcher {
 // the line's body. Cutting repeated tails also keeps Hyperscan from reporting
 // one match per character of "\S+".
 std::string prefilter_expression(const std::string& pattern);
+
+// Identifies the prefilter database of `sigs`: the engine version, every
+// prefilter expression and its flags. A prebuilt database is used only for
+// signatures with the same key, so --signatures FILE (or a catalogue edited
+// after the build) is always compiled afresh.
+uint64_t prefilter_key(const std::vector<Signature>& sigs);
+
+// A database compiled and serialized at build time and linked into the
+// binary (tools/sigdb/gen_sigdb.cpp). Compiling the ~150 built-in patterns
+// costs ~0.3 s, which every `logs` and `diagnose --log` would otherwise pay.
+struct PrebuiltPrefilter {
+  const unsigned char* data = nullptr;
+  size_t size = 0;
+  uint64_t key = 0;
+};
+// Registered once at start (main). Matcher::compile deserializes it when the
+// key matches; Hyperscan refuses a database built for another CPU platform or
+// engine version, and compile then falls back to compiling.
+void set_prebuilt_prefilter(PrebuiltPrefilter db);
+// Registers the database embedded in the binary; defined in the generated
+// signature_db.cpp that only the ccdiag executable links.
+void register_builtin_prefilter();
+
+
 
 }  // namespace ccdiag::logs

@@ -2,6 +2,7 @@
 // modules, services and identities that make NCCL fail although every device
 // is healthy. Each reads documented data fields (docs/decision-tree.md) and
 // skips items whose fields are missing.
+#include <algorithm>
 #include <map>
 
 #include "analysis/tree/rules/rules.hpp"
@@ -91,8 +92,16 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     if (!e->availability.is_ok()) continue;
     const auto r = bool_field(e->data, "remove_ipc");
     if (!r) continue;
-    out.push_back(*r ? hyp("removeipc_deletes_shm", e, 6, "logind_removeipc",
-                           "systemd-logind RemoveIPC=yes on " + host_name(e->subject), Severity::warning)
+    // RemoveIPC=yes is systemd's default on most hosts and harmless to ranks
+    // started by root, a service or a scheduler: alone it is a lead; with
+    // shared-memory segments failing it is the likely reason they vanished.
+    const bool shm_failed = std::any_of(set.findings.begin(), set.findings.end(), [](const Finding& f) {
+      return f.id.rfind("nccl.shm.", 0) == 0 || f.id.rfind("log.shm", 0) == 0;
+    });
+    out.push_back(*r ? hyp("removeipc_deletes_shm", e, shm_failed ? 6 : 1.2, "logind_removeipc",
+                           "systemd-logind RemoveIPC=yes on " + host_name(e->subject) +
+                               (shm_failed ? " while shared-memory segments failed" : ""),
+                           shm_failed ? Severity::warning : Severity::info)
                      : hyp("removeipc_deletes_shm", e, 0.1, "logind_removeipc", "RemoveIPC=no"));
   }
   // host.firewall {input_policy, allows_ephemeral}: NCCL opens random high
@@ -113,11 +122,14 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   for (const auto* e : set.of_kind("host.resolve")) {
     if (!e->availability.is_ok()) continue;
     const auto addr = str_field(e->data, "addr").value_or("");
+    // On one host every rank is local and loopback works (Debian's default
+    // /etc/hosts maps the name to 127.0.1.1): only a lead. Across hosts the
+    // peers dial their own loopback.
     if (addr.rfind("127.", 0) == 0 || addr == "::1")
-      out.push_back(hyp("hostname_resolves_to_loopback", e, set.hosts.size() >= 2 ? 20 : 6, "resolve",
+      out.push_back(hyp("hostname_resolves_to_loopback", e, set.hosts.size() >= 2 ? 20 : 1.5, "resolve",
                         "hostname " + str_field(e->data, "name").value_or("?") + " of " + host_name(e->subject) +
                             " resolves to " + addr,
-                        Severity::error));
+                        set.hosts.size() >= 2 ? Severity::error : Severity::info));
   }
   // host.versions: kernel module vs user-space driver library.
   for (const auto* e : set.of_kind("host.versions")) {
