@@ -507,7 +507,7 @@ Report decide(const EvidenceSet& input) {
     v.summary = "Nothing in the inputs reports a failure, but nothing checked a layer and found it healthy either "
                 "(logs alone cannot show health).";
     report.next_steps.push_back(NextStep{"Collect a bundle on every host of the job (probes check each layer)",
-                                         "ccdiag collect --out /tmp/ccdiag-$(hostname); ccdiag diagnose <all bundles>"});
+                                         "ccdiag collect --out ~/ccdiag-$(hostname); ccdiag diagnose <all bundles>"});
     report.next_steps.push_back(probe_for(Layer::nccl));
   }
 
