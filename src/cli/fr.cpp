@@ -128,6 +128,13 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
   for (const auto& d : loaded.dumps) set.add_host(d.host);
   auto findings = fr::to_findings(analysis, loaded.dumps);
   set.findings = findings;
+  // The recorder saw every rank's collectives: a check of the framework
+  // layer, so a clean analysis may be reported healthy (decision_tree.cpp).
+  Evidence checked;
+  checked.kind = "fr.analysis";
+  checked.provenance.source = files->front().shown;
+  checked.data = {{"ranks", loaded.dumps.size()}};
+  set.evidence.push_back(std::move(checked));
   for (const auto& e : loaded.bad) set.unchecked.push_back(Unchecked{e.context, e.message});
   Report report = decide(set);
 

@@ -38,6 +38,12 @@ Status ingest_fr_dumps(std::vector<fr::RankDump> dumps, EvidenceSet& set) {
   if (auto e = fr::check_same_job(dumps)) return *e;
   const auto analysis = fr::analyze_fr(dumps);
   for (auto& f : fr::to_findings(analysis, dumps)) set.findings.push_back(std::move(f));
+  // The recorder saw every rank's collectives: a check of the framework layer.
+  Evidence checked;
+  checked.kind = "fr.analysis";
+  checked.provenance.source = dumps.front().file;
+  checked.data = {{"ranks", dumps.size()}};
+  set.evidence.push_back(std::move(checked));
   return Ok{};
 }
 

@@ -1,9 +1,10 @@
 // Log ingestion: every log file goes through the log analyser together, so
 // the first failure and its cascades are found across ranks and hosts; its
 // findings and evidence (nccl.topology, nccl.version, log.summary) join the set.
-// The decision tree's log facts (analysis/tree/log_facts.hpp) read the same
-// lines in a second streaming pass (stdin is read once into memory for both).
-#include <fstream>
+// The decision tree's log facts (analysis/tree/log_facts.hpp) see the same
+// lines from the same read: the analyser hands each block it reads (gzip
+// already inflated) to the fact extractor, so plain and .gz logs give the same
+// facts and the same verdict (stdin is read once into memory for both).
 #include <iostream>
 #include <sstream>
 
@@ -26,12 +27,16 @@ Status ingest_logs(const std::vector<LogFile>& files, EvidenceSet& set) {
       (*analyzer)->add_text(text, f.shown, f.host);
       extract_log_facts(text, f.shown, f.host, facts);
     } else {
-      if (auto st = (*analyzer)->add_file(logs::LogInput{f.path, f.shown, f.host}); !st)
-        return make_error(st.error().message, f.shown, "check the path given to --log");
-      std::ifstream in(f.path, std::ios::binary);
-      if (!in) return make_error("cannot open log file", f.shown, "check the path given to --log");
       LogFactExtractor x(f.shown, f.host, facts);
-      for (std::string line; std::getline(in, line);) x.line(line);
+      auto tap = [&x](std::string_view block) {
+        while (!block.empty()) {
+          const size_t nl = block.find('\n');
+          x.line(block.substr(0, nl));
+          block = nl == std::string_view::npos ? std::string_view{} : block.substr(nl + 1);
+        }
+      };
+      if (auto st = (*analyzer)->add_file(logs::LogInput{f.path, f.shown, f.host}, tap); !st)
+        return make_error(st.error().message, f.shown, "check the path given to --log");
       x.finish();
     }
     if (!f.host.empty()) set.add_host(f.host);

@@ -42,9 +42,17 @@ TEST_CASE("next steps fill the culprit into commands") {
   CHECK(steps.front().command.find("0000:3b:00.0") != std::string::npos);
 }
 
-TEST_CASE("no findings, nothing unchecked: no problem found") {
+TEST_CASE("no findings and nothing checked is not health; a clean probe is") {
   EvidenceSet set;
   Report r = decide(set);
+  CHECK(r.verdict.root_cause == kInsufficientEvidence);
+  CHECK(r.verdict.confidence <= 0.3);
+  CHECK_FALSE(r.verdict.layer.has_value());
+  Evidence e;
+  e.kind = "host.dev_shm";
+  e.data = {{"size_bytes", 17179869184LL}};
+  set.evidence.push_back(e);
+  r = decide(set);
   CHECK(r.verdict.root_cause == kNoProblemFound);
   CHECK_FALSE(r.verdict.layer.has_value());
 }

@@ -277,6 +277,14 @@ std::vector<CauseInfo> build() {
       "Bootstrap or TCPStore addresses in 127.0.0.0/8 on multi-host jobs.",
       "Routable addresses in bootstrap lines.",
       {{"Check what the hostname resolves to", "getent hosts $(hostname)"}});
+  add("duplicate_hostname_across_nodes", L::system_config, 0.005,
+      "Two or more nodes share a host name (e.g. cloned images), so NCCL takes ranks on another machine for "
+      "local ones and picks intra-node transports (P2P/IPC, SHM) between machines.",
+      "The same host name in the NCCL prefixes of ranks that must be on different machines (two ranks on one "
+      "GPU ordinal); P2P/SHM channel edges between them; CUDA IPC or shm open failures across nodes.",
+      "Distinct host names on every node (a collision of different names is nccl_bug).",
+      {{"Compare host names and boot ids across the nodes", "hostname; cat /proc/sys/kernel/random/boot_id  # on every node"},
+       {"Give every node a unique host name (or host id)", "hostnamectl set-hostname <unique-name>  # or NCCL_HOSTID=<unique> <relaunch>"}});
   add("firewall_blocked_ports", L::system_config, 0.01,
       "A firewall blocks the ephemeral ports NCCL bootstrap and proxies use between hosts.",
       "Connect timeouts between hosts that resolve and ping; 'No route to host' / 'Connection timed out'.",

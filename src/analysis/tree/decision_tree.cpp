@@ -157,6 +157,62 @@ std::string describe_list(const std::vector<const Finding*>& fs, size_t max) {
   return out;
 }
 
+// Evidence that can show a layer healthy: what probes and bundles checked.
+// A log never does: its silence is not health (a pasted excerpt, a rank that
+// died before it could log).
+bool log_derived(std::string_view kind) {
+  return kind.rfind("log.", 0) == 0 || kind == "nccl.topology" || kind == "nccl.version";
+}
+
+// Catalogue IDs that name what was seen rather than why: a verdict on one of
+// them is kept only when nothing deeper is supported, and never at >= 0.7
+// (real incidents are labelled with the cause behind the symptom).
+bool symptom_cause(std::string_view id) {
+  static const char* const k[] = {"ib_transport_retry_exceeded", "qp_error_state", "socket_connection_failure",
+                                  "bootstrap_unreachable", "rank_process_died", "gpu_hung_kernel",
+                                  "rank_stuck_in_host_code", "nic_port_down"};
+  return std::find(std::begin(k), std::end(k), id) != std::end(k);
+}
+constexpr double kSymptomCap = 0.6;
+constexpr double kNoCauseCap = 0.3;
+
+// The layer the failure evidence points at when no cause is singled out: the
+// posterior mass of the candidate causes summed per layer (a finding that
+// votes for causes counts in their layers, not where it was seen: a local
+// protection error seen in the transport is evidence for ACS/IOMMU), plus, for
+// problem findings that name no cause (generic cues: an NCCL source file, an
+// errno, an exception class), pseudo-odds in their own layer: 0.05 for a
+// primary finding, 0.02 for a symptom, halved for framework/NCCL symptoms
+// (the watchdog, DistBackendError: what any deeper fault looks like from
+// above). A layer is named only when it holds most of that mass.
+std::optional<Layer> pointed_layer(const std::vector<Finding>& findings, const std::vector<CauseScore>& scores) {
+  std::map<Layer, double> votes;
+  double total = 0;
+  for (const auto& s : scores) {
+    votes[find_cause(s.cause)->layer] += s.odds;
+    total += s.odds;
+  }
+  std::map<std::string, std::pair<Layer, double>> by_id;
+  for (const auto& f : findings) {
+    if (!is_problem(f) || f.role == FindingRole::cascade || !f.supports.empty()) continue;
+    double w = f.role == FindingRole::primary ? 0.05 : 0.02;
+    const Layer l = f.layer == Layer::process ? Layer::framework : f.layer;
+    if (f.role != FindingRole::primary && depth(l) <= 1) w *= 0.5;
+    auto& slot = by_id[f.id];
+    if (w > slot.second) slot = {l, w};
+  }
+  for (const auto& [id, lw] : by_id) {
+    votes[lw.first] += lw.second;
+    total += lw.second;
+  }
+  if (total <= 0) return std::nullopt;
+  const auto top = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second < b.second : depth(a.first) < depth(b.first);
+  });
+  if (top->second * 2 <= total) return std::nullopt;
+  return top->first;
+}
+
 // The walk: from the symptom (the top-most layer with a problem, "who is stuck
 // where") down to the verdict's layer, one step per layer with why.
 std::vector<ChainStep> walk_layers(const EvidenceSet& set, const std::vector<Finding>& findings,
@@ -317,6 +373,48 @@ Report decide(const EvidenceSet& input) {
     }
   }
 
+  // A symptom-level cause (retry exceeded, connection refused, a rank died)
+  // yields to a cause that explains it, when one is supported at all on the
+  // same culprit: symptoms are evidence for causes, not verdicts.
+  // The symptom's mass passes to the causes that explain it, in proportion
+  // to their odds, up to kSymptomCap: "the link failed" is no more certain
+  // than the symptom itself, and no less than the cause's own evidence.
+  std::optional<CauseScore> inherited;
+  if (best && symptom_cause(best->cause)) {
+    double deeper = 0;
+    for (const auto& s : scores)
+      if (&s != best && !symptom_cause(s.cause) && same_place(s.culprit, best->culprit)) deeper += s.odds;
+    for (const auto& s : scores) {
+      if (&s == best || symptom_cause(s.cause)) continue;
+      if (s.confidence >= std::max(0.10, 0.2 * best->confidence) && same_place(s.culprit, best->culprit)) {
+        depth_note = "explains " + best->cause + ", the symptom seen";
+        inherited = s;
+        inherited->confidence = std::max(
+            s.confidence, std::min(kSymptomCap, s.confidence + best->confidence * (deeper > 0 ? s.odds / deeper : 0)));
+        best = &*inherited;
+        break;
+      }
+    }
+  }
+
+  // Failure markers in the logs (log_cues.hpp): any at all rules out health.
+  size_t marker_count = 0;
+  nlohmann::json marker_lines = nlohmann::json::array();
+  for (const auto& e : set.evidence)
+    if (e.kind == "log.failure_markers" && e.data.is_object()) {
+      marker_count += e.data.value("count", size_t{0});
+      if (e.data.contains("lines"))
+        for (const auto& l : e.data["lines"])
+          if (marker_lines.size() < 8) marker_lines.push_back(l);
+    }
+  // Health needs something that looked at a layer: a probe or bundle item
+  // (one that found its component absent looked too: there was nothing to
+  // break; the probes that failed lower the confidence below), or a
+  // flight-recorder analysis that saw every collective.
+  const bool positively_checked = std::any_of(set.evidence.begin(), set.evidence.end(), [](const Evidence& e) {
+    return !log_derived(e.kind) && layer_of_evidence_kind(e.kind);
+  });
+
   Verdict& v = report.verdict;
   const bool cascades_only =
       any_problem && std::none_of(findings.begin(), findings.end(), [](const Finding& f) {
@@ -326,7 +424,7 @@ Report decide(const EvidenceSet& input) {
     const CauseInfo* info = find_cause(best->cause);
     v.root_cause = best->cause;
     v.layer = info->layer;
-    v.confidence = round3(best->confidence);
+    v.confidence = round3(symptom_cause(best->cause) ? std::min(kSymptomCap, best->confidence) : best->confidence);
     v.culprit = best->culprit;
     const std::string why = first_why(*best);
     v.summary = info->description;
@@ -337,7 +435,7 @@ Report decide(const EvidenceSet& input) {
     // Only consequences were seen (peers closed connections, flushed work
     // requests): the failing process's own evidence is missing.
     v.root_cause = kInsufficientEvidence;
-    v.confidence = best ? round3(best->confidence) : 0.0;
+    v.confidence = best ? round3(std::min(kNoCauseCap, best->confidence)) : 0.0;
     std::string peers;
     for (const auto& f : findings)
       if (f.role == FindingRole::cascade) {
@@ -354,13 +452,38 @@ Report decide(const EvidenceSet& input) {
                                          "ccdiag collect --out ~/ccdiag-$(hostname)  # on that host; then "
                                          "ccdiag diagnose <bundles> --log <its logs>"});
     report.next_steps.push_back(probe_for(Layer::hardware));
-  } else if (best || any_problem) {
+  } else if (best || any_problem || marker_count > 0) {
     v.root_cause = kInsufficientEvidence;
-    v.confidence = best ? round3(best->confidence) : 0.0;
+    v.confidence = best ? round3(std::min(kNoCauseCap, best->confidence)) : 0.0;
     if (best) v.culprit = best->culprit;
+    // Where the failure evidence points, when it points at one layer.
+    v.layer = pointed_layer(findings, scores);
+    const std::string where = v.layer ? " The failure evidence points at the " + std::string(to_string(*v.layer)) +
+                                            " layer."
+                                      : std::string();
     v.summary = best ? "Problems were found but the evidence does not single out a cause; the leading candidate is " +
-                           best->cause + " (" + first_why(*best) + ")."
-                     : "Problems were found but no rule explains them.";
+                           best->cause + " (" + first_why(*best) + ")." + where
+                : any_problem ? "Problems were found but no rule explains them." + where
+                              : "The logs report a failure that no rule recognises (see the unrecognized_failure "
+                                "finding); nothing shows the job healthy." + where;
+    // Failure lines no rule explains are quoted, never taken for health.
+    if (marker_count > 0 && (!best || best->confidence < 0.2)) {
+      Finding u;
+      u.id = "log.unrecognized_failure";
+      u.layer = v.layer.value_or(Layer::framework);
+      u.severity = Severity::error;
+      u.role = FindingRole::symptom;
+      std::string quoted;
+      for (const auto& l : marker_lines) {
+        if (!l.is_object()) continue;
+        const std::string t = l.value("text", "");
+        if (quoted.size() < 400) quoted += (quoted.empty() ? "" : " | ") + t.substr(0, 160);
+        u.provenance.push_back(Provenance{l.value("source", ""), l.value("line", int64_t{1}), t});
+      }
+      u.summary = std::to_string(marker_count) + " failure line(s) no rule explains: " + quoted;
+      u.fields = {{"count", marker_count}, {"lines", marker_lines}, {"unrecognized", true}};
+      findings.push_back(std::move(u));
+    }
     // The probe that separates the two leading candidates first.
     std::set<Layer> layers;
     for (size_t i = 0; i < scores.size() && i < 2; ++i) layers.insert(find_cause(scores[i].cause)->layer);
@@ -371,11 +494,21 @@ Report decide(const EvidenceSet& input) {
         report.next_steps.push_back(s);
         break;
       }
-  } else {
+  } else if (positively_checked) {
     v.root_cause = kNoProblemFound;
     v.confidence = set.unchecked.empty() ? 0.9 : 0.5;
     v.summary = set.unchecked.empty() ? "No problem found in the inputs."
                                       : "No problem found in what could be checked; some probes did not run.";
+  } else {
+    // Logs without a failure line, and nothing that checked a layer: silence,
+    // not health.
+    v.root_cause = kInsufficientEvidence;
+    v.confidence = 0.1;
+    v.summary = "Nothing in the inputs reports a failure, but nothing checked a layer and found it healthy either "
+                "(logs alone cannot show health).";
+    report.next_steps.push_back(NextStep{"Collect a bundle on every host of the job (probes check each layer)",
+                                         "ccdiag collect --out ~/ccdiag-$(hostname); ccdiag diagnose <all bundles>"});
+    report.next_steps.push_back(probe_for(Layer::nccl));
   }
 
   for (const auto& s : scores) {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <regex>
 
+#include "analysis/tree/log_cues.hpp"
+
 namespace ccdiag {
 
 namespace {
@@ -100,7 +102,10 @@ const std::vector<Signal>& signals() {
        {}, L::framework, S::error, R::symptom, "the PyTorch NCCL watchdog timed out a collective that never completed",
        {}},
       {"collective_mismatch", {"Detected mismatch between collectives"}, {}, {}, L::framework, S::critical, R::primary,
-       "ranks issued different collectives at the same sequence number", {{"mismatched_collectives", 80}}},
+       "ranks issued different collectives at the same sequence number",
+       // A rank that skipped a collective meets its peers' next one: the
+       // check reports a mismatch then too, so the line also supports a skip.
+       {{"mismatched_collectives", 80}, {"rank_skips_collective", 15}}},
       {"cuda_oom", {}, {"CUDA out of memory", "OutOfMemoryError", "Cuda failure 'out of memory'",
                         "cudaErrorMemoryAllocation"},
        {}, L::framework, S::error, R::primary, "a rank ran out of GPU memory", {{"gpu_memory_exhausted", 100}}},
@@ -178,7 +183,10 @@ bool signal_matches(const Signal& s, std::string_view line) {
 bool is_distributed_exception(std::string_view line) {
   for (const char* k : {"NCCL", "nccl", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
                         "collective", "Watchdog", "timeout", "Timeout", "Connection", "CUDA", "cuda",
-                        "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt"})
+                        "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
+                        // Exceptions about a host resource are the system's, not the script's.
+                        "shared memory", "/dev/shm", "Gloo", "gloo", "socket", "resolve", "hostname",
+                        "Address already in use", "Permission denied"})
     if (has(line, k)) return true;
   return false;
 }
@@ -194,6 +202,17 @@ struct Extractor {
   // Lines without an NCCL prefix ("NCCL version ...", tracebacks) come from
   // the host of the prefixed lines around them: a log file is one host's.
   std::string last_host;
+  // Lines that report a failure (log_cues.hpp): counted, the first few kept
+  // so an unexplained failure can be quoted instead of called healthy.
+  // RoCE in use (a RoCE device in NET/IB, an Ethernet link layer or RoCE
+  // GIDs in a pasted ibv_devinfo / show_gids) and a QP that could not reach
+  // its peer (retry exceeded, ibv_modify_qp timed out): on RoCE the GID
+  // index (RoCE version / address family) is the usual reason.
+  bool roce = false;
+  std::optional<std::pair<int64_t, std::string>> qp_unreached;  // line, text
+  static constexpr size_t kMaxMarkers = 8;
+  size_t markers = 0;
+  nlohmann::json marker_lines = nlohmann::json::array();
 
   Subject subject_of(const LineWho& w) {
     Subject s;
@@ -383,9 +402,27 @@ struct Extractor {
                       {"roce_gid_index_mismatch", 2}};
       } else if (status == 13) {  // IBV_WC_RNR_RETRY_EXC_ERR
         f.supports = {{"qp_error_state", 8}, {"ib_transport_retry_exceeded", 3}};
-      } else if (!flush) {  // local/remote protection, access, operation errors
-        f.supports = {{"qp_error_state", 40}};
+      } else if (status == 4) {  // IBV_WC_LOC_PROT_ERR: the HCA may not touch the registered buffer
+        f.supports = {{"pcie_acs_p2p_blocked", 8}, {"gpudirect_rdma_module_missing", 6}, {"iommu_blocks_p2p", 4}};
+      } else if (!flush) {  // remote protection, access, operation errors
+        f.supports = {{"qp_error_state", 10}};
       }
+    }
+    if (has(text, "/RoCE") || has(text, "RoCE v2") || has(text, "RoCE V2") ||
+        (has(text, "link_layer") && has(text, "Ethernet")))
+      roce = true;
+    if (!qp_unreached && (has(text, "IBV_WC_RETRY_EXC_ERR") || has(text, "with status=12") ||
+                          has(text, "with error 12") || (has(text, "ibv_modify_qp") && has(text, "timed out"))))
+      qp_unreached = std::make_pair(lineno, text.substr(0, 300));
+    for (auto& c : line_cues(text)) {
+      auto& f = finding("log.cue." + c.id, c.layer, c.severity, c.role, c.summary, w, lineno, text);
+      f.supports = std::move(c.supports);
+      f.fields = {{"subsystem", c.subsystem}, {"cue", true}};
+    }
+    if (is_failure_marker(text)) {
+      ++markers;
+      if (marker_lines.size() < kMaxMarkers)
+        marker_lines.push_back({{"source", source}, {"line", lineno}, {"text", text.substr(0, 240)}});
     }
     if (std::regex_search(text, m, py_exc) && !is_distributed_exception(text)) {
       auto& f = finding("log.python_exception", Layer::framework, Severity::error, FindingRole::primary,
@@ -404,7 +441,7 @@ struct LogFactExtractor::Impl {
   int64_t lineno = 0;
   size_t nccl_lines = 0, warn_lines = 0;
   Impl(const std::string& s, const std::string& h, EvidenceSet& set)
-      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}} {}
+      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}} {}
 };
 
 LogFactExtractor::LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set)
@@ -432,6 +469,30 @@ void LogFactExtractor::finish() {
   e.provenance.source = impl_->source;
   e.data = {{"lines", impl_->lineno}, {"nccl_lines", impl_->nccl_lines}, {"warn_lines", impl_->warn_lines}};
   impl_->ex.set.evidence.push_back(std::move(e));
+  if (impl_->ex.roce && impl_->ex.qp_unreached) {
+    Finding f;
+    f.id = "log.roce_qp_unreached";
+    f.layer = Layer::transport;
+    f.severity = Severity::error;
+    f.role = FindingRole::primary;
+    f.summary = "a queue pair could not reach its peer on a RoCE fabric: the GID index (RoCE version, IPv4 vs "
+                "IPv6 GID) is the usual reason";
+    if (!impl_->host.empty()) f.subject.host = impl_->host;
+    // No line number: the finding rests on two lines (RoCE in use, the QP failure), so it is its own
+    // evidence key rather than shadowed by the catalogue finding on the failure line.
+    f.provenance.push_back(Provenance{impl_->source, std::nullopt, impl_->ex.qp_unreached->second});
+    f.order = impl_->ex.qp_unreached->first;
+    f.supports = {{"roce_gid_index_mismatch", 15}, {"mtu_mismatch", 2}};
+    impl_->ex.set.findings.push_back(std::move(f));
+  }
+  if (impl_->ex.markers > 0) {
+    Evidence m;
+    m.kind = "log.failure_markers";
+    if (!impl_->host.empty()) m.subject.host = impl_->host;
+    m.provenance.source = impl_->source;
+    m.data = {{"count", impl_->ex.markers}, {"lines", impl_->ex.marker_lines}};
+    impl_->ex.set.evidence.push_back(std::move(m));
+  }
 }
 
 void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set) {

@@ -180,7 +180,7 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
   return a;
 }
 
-Status LogAnalyzer::add_file(const LogInput& in) {
+Status LogAnalyzer::add_file(const LogInput& in, const std::function<void(std::string_view)>& tap) {
   auto r = LogReader::open(in.path, in.shown);
   if (!r) return r.error();
   auto& im = *impl_;
@@ -194,6 +194,7 @@ Status LogAnalyzer::add_file(const LogInput& in) {
     if (!block) return block.error();
     if (block->empty()) break;
     im.process_block(*block, st);
+    if (tap) tap(*block);
   }
   im.stats.bytes += (*r)->bytes_read();
   im.stats.overlong_lines += (*r)->overlong_lines();
@@ -232,6 +233,9 @@ void LogAnalyzer::Impl::process_block(std::string_view block, FileState& st) {
 void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
   const int64_t lineno = st.line + 1;
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) raw.remove_suffix(1);
+  // A carriage return inside a line is a terminal redraw (tqdm progress bars):
+  // what the terminal finally showed is the text after the last one.
+  if (const size_t cr = raw.rfind('\r'); cr != std::string_view::npos) raw.remove_prefix(cr + 1);
   std::string_view line = raw;
   if (raw.find('\x1b') != std::string_view::npos) {
     scratch.assign(raw);

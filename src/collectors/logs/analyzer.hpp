@@ -6,6 +6,7 @@
 // count, so a 1 GB log costs one block plus the aggregates.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,7 +48,9 @@ class LogAnalyzer {
   ~LogAnalyzer();
 
   // Streams one file; errors (cannot open, binary data) name the file.
-  Status add_file(const LogInput& input);
+  // `tap`, when given, sees every block of whole lines as read (decompressed
+  // for .gz), so another line reader shares this one read of the file.
+  Status add_file(const LogInput& input, const std::function<void(std::string_view)>& tap = {});
   // Analyses text already in memory (kernel log decoded by the caller, tests).
   void add_text(std::string_view text, const std::string& shown, const std::string& host);
   // Cross-rank analysis; call once after the inputs.

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <ctime>
+#include <utility>
 
 namespace ccdiag::logs {
 
@@ -126,12 +127,112 @@ bool is_local_tag(std::string_view inner) {
   return i == inner.size();
 }
 
+// grep -r output: "path:" or "path:NNN:" (grep -n), "path-NNN-" for context
+// lines. The path has no blank, and names a file (a '/' or a log-like
+// extension) so a NCCL "host:pid:tid " prefix is never taken for one.
+size_t grep_prefix(std::string_view s) {
+  const size_t stop = s.find_first_of(": ");
+  if (stop == std::string_view::npos || stop == 0 || stop > 200 || s[stop] != ':') return 0;
+  const std::string_view path = s.substr(0, stop);
+  bool file = path.find('/') != std::string_view::npos;
+  for (std::string_view ext : {".log", ".txt", ".out", ".err", ".gz", ".stderr", ".stdout"})
+    if (path.size() > ext.size() && (path.substr(path.size() - ext.size()) == ext ||
+                                     path.find(std::string(ext) + "-") != std::string_view::npos))
+      file = true;
+  if (!file || path.find("://") != std::string_view::npos) return 0;
+  // A source location ("transport/net_ib.cc:1234 NCCL WARN") is part of the message.
+  for (std::string_view ext : {".cc", ".cpp", ".c", ".h", ".hpp", ".cu", ".py", ".pyx"})
+    if (path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext) return 0;
+  size_t n = stop + 1;
+  size_t k = n;
+  while (k < s.size() && digit(s[k])) ++k;
+  if (k > n && k < s.size() && s[k] == ':') n = k + 1;  // "path:NNN:"
+  else if (k > n) return 0;                              // "path:NNN text": not grep's form
+  return n;
+}
+
+// docker compose: "<service>-<n>  | " (name, blanks, a bar, a blank).
+size_t compose_prefix(std::string_view s) {
+  size_t k = 0;
+  while (k < s.size() && (std::isalnum(static_cast<unsigned char>(s[k])) || s[k] == '-' || s[k] == '_' || s[k] == '.'))
+    ++k;
+  if (k == 0 || k > 64) return 0;
+  size_t b = k;
+  while (b < s.size() && s[b] == ' ') ++b;
+  if (b == k || b + 1 >= s.size() || s[b] != '|' || s[b + 1] != ' ') return 0;
+  return b + 2;
+}
+
+// Ray's per-actor prefix: "(Name pid=123) " or "(Name pid=123, ip=10.0.0.1) ".
+size_t ray_prefix(std::string_view s) {
+  if (s.size() < 8 || s.front() != '(') return 0;
+  const size_t close = s.find(')');
+  if (close == std::string_view::npos || close > 160) return 0;
+  const std::string_view inner = s.substr(1, close - 1);
+  if (inner.find(" pid=") == std::string_view::npos && inner.rfind("pid=", 0) != 0) return 0;
+  size_t n = close + 1;
+  while (n < s.size() && s[n] == ' ') ++n;
+  return n;
+}
+
+// A logging-module prefix: "LEVEL MM-DD hh:mm:ss file.py:NN] " (vLLM, sglang).
+size_t level_date_prefix(std::string_view s) {
+  size_t k = 0;
+  for (std::string_view lv : {"ERROR ", "WARNING ", "INFO ", "DEBUG ", "CRITICAL "})
+    if (s.substr(0, lv.size()) == lv) k = lv.size();
+  int v;
+  if (k == 0 || !fixed(s, k, 2, v) || k + 14 > s.size() || s[k + 2] != '-' || !fixed(s, k + 3, 2, v) ||
+      s[k + 5] != ' ' || !fixed(s, k + 6, 2, v) || s[k + 8] != ':')
+    return 0;
+  const size_t close = s.find("] ", k + 14);
+  if (close == std::string_view::npos || close > k + 80) return 0;
+  return close + 2;
+}
+
+// mpirun --tag-output "[job,rank]<stdout|stderr|stddiag>:" -> (rank, chars of the tag after ']').
+std::pair<std::optional<int>, size_t> mpirun_rank(std::string_view inner, std::string_view after) {
+  const size_t comma = inner.find(',');
+  if (comma == std::string_view::npos || !num(inner.substr(0, comma))) return {std::nullopt, 0};
+  const auto r = num(inner.substr(comma + 1));
+  if (!r || *r > 10'000'000) return {std::nullopt, 0};
+  size_t n = 1;  // counts the ']' already consumed by the caller's `after`
+  if (!after.empty() && after.front() == '<') {
+    const size_t gt = after.find('>');
+    if (gt == std::string_view::npos || gt > 10) return {std::nullopt, 0};
+    n += gt + 1;
+  }
+  return {static_cast<int>(*r), n};
+}
+
 }  // namespace
 
 LinePrefix parse_line_prefix(std::string_view line) {
   LinePrefix p;
   std::string_view s = line;
-  for (int round = 0; round < 8 && !s.empty(); ++round) {
+  for (int round = 0; round < 10 && !s.empty(); ++round) {
+    // Pasted into Markdown or indented under a heading: "> ", "    ", tabs.
+    if (s.front() == ' ' || s.front() == '\t' || s.front() == '>') {
+      size_t k = 0;
+      while (k < s.size() && (s[k] == ' ' || s[k] == '\t' || s[k] == '>')) ++k;
+      s.remove_prefix(k);
+      continue;
+    }
+    if (size_t n = grep_prefix(s); n > 0) {  // grep -r / -rn: "path:" or "path:NNN:"
+      s.remove_prefix(n);
+      continue;
+    }
+    if (size_t n = compose_prefix(s); n > 0) {  // docker compose "svc-1  | "
+      s.remove_prefix(n);
+      continue;
+    }
+    if (size_t n = ray_prefix(s); n > 0) {  // Ray actor "(RayWorkerVllm pid=4028887) "
+      s.remove_prefix(n);
+      continue;
+    }
+    if (size_t n = level_date_prefix(s); n > 0) {  // vLLM / logging "ERROR 03-28 21:38:23 file.py:44] "
+      s.remove_prefix(n);
+      continue;
+    }
     if (s.front() == '[') {
       const size_t close = s.find(']');
       if (close == std::string_view::npos || close > 96) break;
@@ -140,6 +241,12 @@ LinePrefix parse_line_prefix(std::string_view line) {
       double key = 0;
       if (auto r = launcher_rank(inner)) {
         p.rank = r;
+      } else if (auto mr = mpirun_rank(inner, s.substr(after)); mr.second > 0) {
+        // mpirun --tag-output "[1,3]<stderr>:": job 1, rank 3.
+        if (mr.first) p.rank = mr.first;
+        after += mr.second - 1;
+      } else if (inner.find('/') != std::string_view::npos && inner.find(' ') == std::string_view::npos) {
+        // kubectl logs --prefix "[pod/name/container] ": nothing to record
       } else if (is_local_tag(inner)) {
         // local-rank tag: nothing to record
       } else if (size_t n = iso_time(inner, key); n > 0) {

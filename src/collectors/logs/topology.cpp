@@ -298,11 +298,14 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
   std::map<std::string, std::map<std::string, std::set<int>>> on_host;  // host -> dev -> ranks
   std::map<int, std::set<std::string>> rank_hosts;
   std::vector<std::pair<const ProcessTopology*, const TransportEdge*>> p2p;
+  // Ranks that logged their own comm-init line, by the host name they logged and their device.
+  std::map<std::string, std::map<std::string, std::set<int>>> self_reported;
   for (const auto& [k, p] : procs_) {
     for (const auto& c : p.comms)
       if (c.rank >= 0 && !p.host.empty()) {
         rank_hosts[c.rank].insert(p.host);
         on_host[p.host][std::to_string(c.nvml_dev.value_or(c.cuda_dev))].insert(c.rank);
+        self_reported[p.host][std::to_string(c.nvml_dev.value_or(c.cuda_dev))].insert(c.rank);
       }
     for (const auto& e : p.edges) {
       if (e.transport.rfind("P2P", 0) != 0 || p.host.empty()) continue;
@@ -346,7 +349,20 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     f.provenance.push_back(Provenance{pp->source, std::nullopt,
                                       fmt::format("{}[{}] -> {}[{}] via {}", e->from_rank, e->from_dev, e->to_rank,
                                                   e->to_dev, e->transport)});
-    f.supports.push_back({"nccl_bug", 40});
+    // Two ranks that each logged their own init under this host name on the
+    // same GPU ordinal run on different machines with one name: the nodes
+    // share a host name. Otherwise different names were taken for one host
+    // (NCCL's host identity collided), a defect of NCCL.
+    bool same_name = false;
+    for (const auto& [dev, ranks] : self_reported[pp->host])
+      if (ranks.size() > 1) same_name = true;
+    f.fields["same_host_name"] = same_name;
+    if (same_name) {
+      f.supports.push_back({"duplicate_hostname_across_nodes", 40});
+      f.supports.push_back({"nccl_bug", 3});
+    } else {
+      f.supports.push_back({"nccl_bug", 40});
+    }
     out.push_back(std::move(f));
   }
   // nNodes below the number of hosts the ranks run on.

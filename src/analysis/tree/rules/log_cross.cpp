@@ -158,10 +158,14 @@ void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     const auto tr = int_field(e->data, "to_rank"), td = int_field(e->data, "to_dev");
     if (!fr || !fd || !tr || !td) continue;
     devs_of_rank[static_cast<int>(*fr)].insert(static_cast<int>(*fd));
-    devs_of_rank[static_cast<int>(*tr)].insert(static_cast<int>(*td));
     all_devs.insert(static_cast<int>(*fd));
-    all_devs.insert(static_cast<int>(*td));
     if (e->subject.host) host_of_rank[static_cast<int>(*fr)] = *e->subject.host;
+    // The peer of a network edge (NET/IB, NET/Socket, a plugin) is on another
+    // node: its device ordinal says nothing about this host's GPUs.
+    const auto via = str_field(e->data, "transport").value_or("");
+    if (via.rfind("NET", 0) == 0 || via.rfind("COLLNET", 0) == 0) continue;
+    devs_of_rank[static_cast<int>(*tr)].insert(static_cast<int>(*td));
+    all_devs.insert(static_cast<int>(*td));
   }
   std::map<int, std::set<int>> ranks_of_dev;
   for (const auto& [r, ds] : devs_of_rank)
@@ -194,10 +198,20 @@ void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     bool proven = host_of_rank.count(fr) && host_of_rank.count(tr) && host_of_rank[fr] != host_of_rank[tr];
     // Processes that see several GPUs (distinct device ordinals) and two ranks
     // on the same ordinal: those two ranks cannot be on one host.
-    const bool inferred = all_devs.size() > 1 && ranks_of_dev[td].size() > 1;
+    // A rank that logged its own lines from another host is no witness: it
+    // shares the ordinal on its own machine.
+    bool witness = false;
+    for (int r : ranks_of_dev[td])
+      if (r != tr && (!host_of_rank.count(r) || host_of_rank[r] == e->subject.host.value_or(""))) witness = true;
+    const bool inferred = all_devs.size() > 1 && witness;
     if (!proven && !inferred) continue;
+    // Ranks that must be on different machines but log the same host name:
+    // the nodes share a name. Different names taken for one host: NCCL's
+    // host identity (hash of a name prefix) collided, a defect of NCCL.
+    const bool same_name = !proven && host_of_rank.count(fr) && host_of_rank.count(tr) && !host_of_rank[fr].empty() &&
+                           host_of_rank[fr] == host_of_rank[tr];
     Hypothesis h;
-    h.cause = "nccl_bug";
+    h.cause = same_name ? "duplicate_hostname_across_nodes" : "nccl_bug";
     h.culprit.host = e->subject.host;
     h.culprit.rank = fr;
     h.weight = proven ? 100 : 80;

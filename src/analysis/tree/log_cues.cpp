@@ -1,0 +1,350 @@
+#include "analysis/tree/log_cues.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace ccdiag {
+
+namespace {
+
+using L = Layer;
+using S = Severity;
+using R = FindingRole;
+
+bool has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+
+bool has_ci(std::string_view s, std::string_view needle) {
+  if (needle.size() > s.size()) return false;
+  for (size_t i = 0; i + needle.size() <= s.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() &&
+           std::tolower(static_cast<unsigned char>(s[i + k])) == std::tolower(static_cast<unsigned char>(needle[k])))
+      ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+// NCCL source files by subsystem (the src/ tree of NCCL 2.18-2.27: the IB
+// transport was split into transport/net_ib/*.cc in 2.23, the plugin loader
+// moved to plugin/*.cc in 2.24). Prefix match on the path NCCL prints.
+struct SourceArea {
+  const char* prefix;
+  Layer layer;
+  const char* id;
+  const char* subsystem;
+};
+
+const SourceArea kSources[] = {
+    {"transport/net_ib", L::transport, "net_ib", "IB verbs network transport"},
+    {"misc/ibvwrap", L::transport, "ibverbs", "verbs library calls"},
+    {"misc/ibvsymbols", L::transport, "ibverbs", "verbs library calls"},
+    {"transport/net_socket", L::transport, "net_socket", "socket network transport"},
+    {"misc/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)"},
+    {"include/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)"},
+    {"bootstrap", L::transport, "bootstrap", "bootstrap (rendezvous of ranks over TCP)"},
+    {"transport/coll_net", L::transport, "collnet", "CollNet / SHARP network offload"},
+    {"transport/net", L::transport, "net", "network transport (proxy side)"},
+    {"transport/p2p", L::hardware, "p2p", "GPU peer-to-peer / CUDA IPC transport"},
+    {"transport/shm", L::system_config, "shm", "shared-memory transport"},
+    {"misc/shmutils", L::system_config, "shm", "shared-memory segments (/dev/shm)"},
+    {"misc/ipcsocket", L::system_config, "ipc_socket", "CUDA IPC handle exchange over UNIX sockets"},
+    {"transport/nvls", L::nccl, "nvls", "NVLink SHARP (NVLS)"},
+    {"misc/cudawrap", L::system_config, "cuda_driver", "CUDA driver API"},
+    {"misc/nvmlwrap", L::hardware, "nvml", "NVML (GPU management library)"},
+    {"misc/gdrwrap", L::system_config, "gdrcopy", "GDRCopy"},
+    {"misc/argcheck", L::framework, "argcheck", "argument checks of the NCCL API call"},
+    {"plugin/", L::nccl, "net_plugin", "plugin loader"},
+    {"net.cc", L::nccl, "net_plugin", "network plugin loader"},
+    {"graph/", L::nccl, "graph", "topology detection / graph search"},
+    {"proxy", L::nccl, "proxy", "proxy thread"},
+    {"enqueue", L::nccl, "enqueue", "collective enqueue"},
+    {"init", L::nccl, "init", "communicator initialisation"},
+    {"group", L::nccl, "group", "group calls"},
+    {"channel", L::nccl, "core", "NCCL core"},
+    {"transport", L::nccl, "core", "NCCL transport setup"},
+    {"register", L::nccl, "core", "buffer registration"},
+    {"misc/strongstream", L::nccl, "streams", "CUDA streams / graph capture"},
+    {"ras/", L::nccl, "ras", "RAS subsystem"},
+    {"misc/", L::nccl, "core", "NCCL core"},
+};
+
+struct TextCue {
+  const char* id;
+  std::vector<const char*> any;   // one must occur
+  std::vector<const char*> all;   // every one must occur
+  std::vector<const char*> none;  // none may occur
+  Layer layer;
+  const char* subsystem;
+  Severity severity;
+  FindingRole role;
+  const char* summary;
+  std::vector<CauseSupport> supports;
+};
+
+// Mechanism-level messages and their layer. Weights are likelihood ratios
+// estimated from the tuning part of the corpus where it has enough cases
+// (docs/decision-tree.md, calibration); elsewhere 1.5-4, a nudge, not a verdict.
+const std::vector<TextCue>& text_cues() {
+  static const std::vector<TextCue> t = {
+      // ---- nvidia-smi / NVML: the GPU is gone
+      {"gpu_handle_lost", {"Unable to determine the device handle", "GPU is lost", "GPU requires reset"}, {}, {},
+       L::hardware, "GPU presence", S::critical, R::primary,
+       "nvidia-smi / NVML cannot reach a GPU (device handle lost): the GPU fell off the bus",
+       {{"gpu_fell_off_bus", 40}}},
+      {"nvsmi_err", {"ERR!"}, {}, {}, L::hardware, "GPU state", S::error, R::primary,
+       "nvidia-smi shows ERR! for a GPU field: the GPU is in an error state", {{"gpu_fell_off_bus", 4}}},
+      // ---- CUDA error names (runtime and driver)
+      {"cuda_ecc", {"uncorrectable ECC error", "cudaErrorECCUncorrectable", "CUDA_ERROR_ECC_UNCORRECTABLE"}, {}, {},
+       L::hardware, "GPU memory", S::critical, R::primary, "CUDA reported an uncorrectable ECC error",
+       {{"gpu_ecc_or_memory_fault", 40}}},
+      {"cuda_launch_failure", {"unspecified launch failure", "cudaErrorLaunchFailure", "CUDA_ERROR_LAUNCH_FAILED"}, {},
+       {}, L::hardware, "GPU execution", S::error, R::symptom, "a GPU kernel failed (unspecified launch failure)", {}},
+      {"cuda_illegal_address", {"illegal memory access", "cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS"}, {},
+       {}, L::framework, "GPU execution", S::error, R::symptom, "a GPU kernel made an illegal memory access", {}},
+      {"cuda_device_assert", {"device-side assert triggered", "cudaErrorAssert"}, {}, {}, L::framework,
+       "user kernels", S::error, R::primary, "a device-side assert fired in user code", {{"user_code_bug", 20}}},
+      {"cuda_peer_unsupported",
+       {"peer access is not supported", "cudaErrorPeerAccessUnsupported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"}, {}, {},
+       L::hardware, "GPU peer-to-peer", S::error, R::primary, "CUDA reports peer access unsupported between two GPUs",
+       {{"gpu_driver_p2p_bug", 3}, {"pcie_acs_p2p_blocked", 2}, {"iommu_blocks_p2p", 2}}},
+      {"cuda_no_device", {"no CUDA-capable device is detected", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE"}, {}, {},
+       L::system_config, "GPU visibility", S::error, R::primary, "the process sees no GPU", {}},
+      {"cuda_invalid_device", {"invalid device ordinal", "cudaErrorInvalidDevice"}, {}, {}, L::framework,
+       "device binding", S::error, R::primary, "a rank asked for a GPU index that does not exist",
+       {{"wrong_device_binding", 20}}},
+      {"cuda_devices_busy", {"busy or unavailable", "cudaErrorDevicesUnavailable"}, {}, {}, L::framework,
+       "device binding", S::error, R::primary, "the GPU is busy or exclusive to another process",
+       {{"wrong_device_binding", 6}}},
+      {"cuda_not_permitted", {"operation not permitted when stream is capturing", "cudaErrorStreamCaptureUnsupported",
+                              "cudaErrorStreamCaptureInvalidated"},
+       {}, {}, L::nccl, "CUDA graph capture", S::error, R::primary, "a call broke a CUDA graph capture",
+       {{"cuda_graph_or_stream_misuse", 30}}},
+      {"cuda_init_failed", {"cuInit failed", "CUDA_ERROR_NOT_INITIALIZED", "cudaErrorInitializationError",
+                            "initialization error"},
+       {}, {}, L::system_config, "CUDA driver", S::error, R::symptom, "the CUDA driver could not be initialised", {}},
+      // ---- ncclResult strings
+      {"nccl_system_error", {"unhandled system error", "ncclSystemError"}, {}, {}, L::transport, "system call",
+       S::error, R::symptom, "NCCL: a system call failed (network, shared memory or files)", {}},
+      {"nccl_cuda_error", {"unhandled cuda error", "ncclUnhandledCudaError"}, {}, {}, L::hardware, "CUDA call",
+       S::error, R::symptom, "NCCL: a CUDA call failed", {}},
+      {"nccl_internal_error", {"internal error", "ncclInternalError"}, {}, {}, L::nccl, "NCCL core", S::error,
+       R::symptom, "NCCL: internal error", {}},
+      {"nccl_invalid_usage", {"invalid usage", "ncclInvalidUsage", "invalid argument", "ncclInvalidArgument"}, {},
+       {"Invalid argument"}, L::framework, "API usage", S::error, R::symptom,
+       "NCCL: the caller used the API wrongly (invalid usage / argument)", {{"user_code_bug", 2}}},
+      {"nccl_remote_error", {"remote process exited or there was a network error", "ncclRemoteError"}, {}, {},
+       L::transport, "peer", S::warning, R::cascade, "NCCL: a remote peer failed or the network dropped", {}},
+      // ---- errno texts
+      {"errno_conn_refused", {"Connection refused", "ECONNREFUSED"}, {}, {}, L::transport, "TCP", S::error, R::symptom,
+       "a TCP connection was refused", {}},
+      {"errno_timed_out", {"Connection timed out", "ETIMEDOUT"}, {}, {}, L::transport, "TCP", S::error, R::symptom,
+       "a TCP connection timed out", {}},
+      {"errno_unreachable", {"No route to host", "Network is unreachable", "EHOSTUNREACH", "ENETUNREACH"}, {}, {},
+       L::system_config, "routing", S::error, R::symptom, "no route to the peer", {}},
+      {"errno_nodev", {"No such device", "ENODEV"}, {}, {"nvidia-smi"}, L::transport, "devices", S::error, R::symptom,
+       "a device call failed with ENODEV", {}},
+      {"errno_nomem", {"Cannot allocate memory", "ENOMEM"}, {}, {}, L::system_config, "memory", S::error, R::symptom,
+       "a call failed with ENOMEM", {}},
+      {"shm_segment_no_space", {"shared memory", "posix_fallocate", "/dev/shm", "shm"}, {"No space left"}, {},
+       L::system_config, "shared memory (/dev/shm)", S::error, R::primary,
+       "a shared-memory segment could not be created or grown (ENOSPC): /dev/shm is too small",
+       {{"container_shm_too_small", 40}}},
+      {"errno_nospace", {"No space left on device", "ENOSPC"}, {}, {"shared memory", "posix_fallocate", "shm"},
+       L::system_config, "storage", S::error, R::symptom, "no space left on a device", {}},
+      {"hostname_loopback", {"loopback"}, {"resolve"}, {}, L::system_config, "name resolution", S::error, R::primary,
+       "the host name resolved to no routable address; a loopback address was used instead",
+       {{"hostname_resolves_to_loopback", 30}}},
+      {"loopback_peer", {"remote=[127.", "to 127.0.", "127.0.1.1"}, {}, {"Bootstrap : Using"}, L::system_config,
+       "name resolution", S::error, R::primary, "a connection to a peer went to a loopback address",
+       {{"hostname_resolves_to_loopback", 8}}},
+      {"errno_too_many_files", {"Too many open files", "EMFILE"}, {}, {}, L::system_config, "limits", S::error,
+       R::primary, "the open-file limit is exhausted", {}},
+      {"errno_addr_in_use", {"Address already in use", "EADDRINUSE"}, {}, {}, L::framework, "ports", S::error,
+       R::primary, "a listening port is already taken (another job or a stale rank)", {}},
+      // ---- ibv_wc_status names (any NCCL version or plugin)
+      {"ibv_wc_retry", {"IBV_WC_RETRY_EXC_ERR", "transport retry counter exceeded"}, {}, {}, L::transport,
+       "IB transport", S::error, R::symptom, "IB transport retries exhausted (the peer NIC did not acknowledge)", {}},
+      {"ibv_wc_other", {"IBV_WC_LOC_", "IBV_WC_REM_", "IBV_WC_RNR_", "IBV_WC_GENERAL_ERR", "IBV_WC_FATAL_ERR"}, {}, {},
+       L::transport, "IB transport", S::error, R::symptom, "an RDMA work request completed with an error", {}},
+      {"ibv_async_port", {"IBV_EVENT_PORT_ERR", "port error", "LINK_DOWN", "link down", "Link down"}, {}, {},
+       L::hardware, "NIC port", S::error, R::primary, "a NIC port went down", {{"nic_link_flapping", 4}}},
+      // ---- PyTorch distributed exception classes
+      {"dist_network_error", {"DistNetworkError"}, {}, {}, L::transport, "c10d store / rendezvous", S::error, R::symptom,
+       "PyTorch could not reach the rendezvous store (DistNetworkError)", {}},
+      {"dist_store_error", {"DistStoreError"}, {}, {}, L::framework, "c10d store", S::error, R::symptom,
+       "a c10d store operation failed or timed out (DistStoreError)", {}},
+      {"dist_backend_error", {"DistBackendError"}, {}, {}, L::nccl, "process-group backend", S::error, R::symptom,
+       "the NCCL process-group backend failed (DistBackendError)", {}},
+      {"child_failed", {"ChildFailedError"}, {}, {}, L::framework, "torchrun", S::error, R::symptom,
+       "torchrun reported a failed worker (ChildFailedError)", {}},
+      // ---- aws-ofi-nccl / libfabric
+      {"ofi_warn", {"NET/OFI"}, {}, {"NCCL INFO"}, L::nccl, "aws-ofi-nccl plugin", S::error, R::primary,
+       "the aws-ofi-nccl network plugin (libfabric) reported a failure", {{"net_plugin_mismatch", 3}}},
+      {"libfabric_error", {"fi_getinfo", "fi_domain", "fi_endpoint", "fi_av_", "fi_mr_reg", "libfabric:"}, {},
+       {"NCCL INFO"}, L::nccl, "libfabric", S::error, R::symptom, "a libfabric call failed", {}},
+      // ---- SIGBUS: a store to a mapped file beyond its backing, which for a process running NCCL is a
+      // /dev/shm segment the tmpfs could not back (shm is sized lazily; a full tmpfs raises SIGBUS)
+      {"sigbus", {"Bus error", "SIGBUS", "signal 7 ("}, {}, {}, L::system_config, "shared memory (/dev/shm)",
+       S::error, R::primary, "a process died of SIGBUS (a mapped /dev/shm segment could not be backed)",
+       {{"container_shm_too_small", 25}}},
+      // ---- POSIX shared memory pulled away: segments that vanish while in use, and systemd-logind
+      // sessions of the job's user ending (RemoveIPC=yes deletes that user's segments then)
+      {"shm_vanished", {"unlinked", "could not attach", "ATTACH_MISSING", "No such file or directory"},
+       {"shared memory"}, {}, L::system_config, "shared memory (/dev/shm)", S::error, R::primary,
+       "a shared-memory segment disappeared while processes still used it",
+       {{"removeipc_deletes_shm", 6}, {"container_shm_too_small", 1.5}}},
+      {"logind_session_removed", {"Removed session"}, {}, {}, L::system_config, "systemd-logind", S::warning,
+       R::primary, "a login session of the user ended (systemd-logind): with RemoveIPC=yes its shm goes with it",
+       {{"removeipc_deletes_shm", 8}}},
+      // ---- a rank visibly busy preparing data (tqdm bars of tokenisation, dataset maps, downloads,
+      // checkpoint loading) in the log of a job that timed out: a straggler, not a deadlock
+      {"data_preparation_progress",
+       {"tokeniz", "Tokeniz", "Map", "map", "dataset", "Dataset", "preprocess", "Preprocess", "Loading", "Download",
+        "Filter", "Grouping texts", "Converting format"},
+       {"%|"}, {"Processed prompts", "Epoch", "Training", "training", "step", "Step"}, L::framework,
+       "data preparation", S::info, R::primary,
+       "a rank was busy preparing data (tokenising, mapping a dataset, loading or downloading) while others waited",
+       {{"straggler_or_timeout_too_short", 8}}},
+      // ---- pasted diagnostic blocks
+      {"ibstat_port_down", {"State: Down", "state: PORT_DOWN", "state:\t\t\tPORT_DOWN", "1: DOWN",
+                            "Physical state: Disabled", "Physical state: Polling", "phys_state: POLLING",
+                            "phys_state:\t\tDISABLED", "phys state:\t 2: Polling", "phys state:\t 3: Disabled"},
+       {}, {}, L::transport, "HCA port state (ibstat / ibv_devinfo)", S::warning, R::primary,
+       "a pasted port state shows an HCA port down", {{"unusable_hca_selected", 4}, {"nic_link_flapping", 1.5}}},
+      {"ulimit_memlock", {"max locked memory"}, {}, {"unlimited"}, L::system_config, "limits (ulimit -a)",
+       S::warning, R::primary, "the locked-memory limit is finite", {{"memlock_limit_too_low", 15}}},
+      {"iommu_fault", {"DMAR: DRHD: handling fault", "DMAR: [DMA", "IO_PAGE_FAULT", "AMD-Vi: Event logged",
+                       "iommu fault", "IOMMU fault"},
+       {}, {}, L::hardware, "IOMMU (dmesg)", S::error, R::primary, "the IOMMU blocked a DMA (translation fault)",
+       {{"iommu_blocks_p2p", 20}}},
+      {"acs_enabled", {"SrcValid+"}, {"ACSCtl"}, {}, L::hardware, "PCIe ACS (lspci)", S::warning, R::primary,
+       "ACS source validation is on at a PCIe bridge (P2P TLPs are redirected)", {{"pcie_acs_p2p_blocked", 10}}},
+      {"pcie_aer", {"AER:", "PCIe Bus Error"}, {}, {}, L::hardware, "PCIe (dmesg)", S::error, R::symptom,
+       "the kernel logged a PCIe bus error (AER)", {}},
+      {"fabric_manager_down", {"nvidia-fabricmanager"}, {}, {}, L::system_config, "fabric manager", S::warning,
+       R::symptom, "the NVSwitch fabric manager is mentioned in a failure context", {}},
+  };
+  return t;
+}
+
+bool matches(const TextCue& c, std::string_view line) {
+  if (!c.any.empty() && std::none_of(c.any.begin(), c.any.end(), [&](const char* a) { return has(line, a); }))
+    return false;
+  for (const char* a : c.all)
+    if (!has(line, a)) return false;
+  for (const char* n : c.none)
+    if (has(line, n)) return false;
+  return true;
+}
+
+bool path_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/' || c == '.'; }
+
+}  // namespace
+
+std::optional<std::string> nccl_source_file(std::string_view line) {
+  // "<file>.cc:<line> NCCL WARN" (WARN lines) or "NCCL INFO <file>.cc:<line> -> <code>" (breadcrumbs);
+  // NCCL <= 2.8 wrote .cu files and "[dev] include/socket.h:371 WARN" without the word NCCL.
+  const bool warn = has(line, " WARN ") || has(line, "NCCL WARN");
+  const bool crumb = has(line, "INFO ") && has(line, " -> ");
+  if (!warn && !crumb) return std::nullopt;
+  for (std::string_view ext : {".cc:", ".cu:", ".h:"}) {
+    for (size_t at = line.find(ext); at != std::string_view::npos; at = line.find(ext, at + 1)) {
+      size_t b = at;
+      while (b > 0 && path_char(line[b - 1])) --b;
+      while (b < at && !std::isalnum(static_cast<unsigned char>(line[b]))) ++b;  // "_ibvwrap.cc" in Markdown
+      if (b == at) continue;
+      const size_t e = at + ext.size();
+      if (e < line.size() && !std::isdigit(static_cast<unsigned char>(line[e])) && line[e] != ' ') continue;
+      return std::string(line.substr(b, at + ext.size() - 1 - b));
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// "transport/net_ib/connect.cc" -> matches "transport/net_ib"; a bare
+// "ibvwrap.cc" (a path cut in a paste) matches by the area's last component.
+const SourceArea* source_area(std::string path) {
+  if (const size_t s = path.rfind("src/"); s != std::string::npos) path = path.substr(s + 4);
+  const bool bare = path.find('/') == std::string::npos;
+  for (const auto& a : kSources) {
+    const std::string_view prefix = a.prefix;
+    if (path.rfind(prefix, 0) == 0) return &a;
+    if (bare) {
+      const size_t slash = prefix.rfind('/');
+      const std::string_view last = slash == std::string_view::npos ? prefix : prefix.substr(slash + 1);
+      if (!last.empty() && path.rfind(last, 0) == 0) return &a;
+    }
+  }
+  return nullptr;
+}
+
+bool nccl_tests_file(std::string_view path) { return path.rfind("common.c", 0) == 0; }
+
+}  // namespace
+
+std::vector<LogCue> line_cues(std::string_view line) {
+  std::vector<LogCue> out;
+  if (auto src = nccl_source_file(line); src && !nccl_tests_file(*src)) {
+    if (const SourceArea* a = source_area(*src)) {
+      const bool warn = has(line, "WARN");
+      out.push_back(LogCue{std::string("nccl_src.") + a->id, a->layer, a->subsystem, warn ? S::error : S::warning,
+                           R::symptom,
+                           std::string("NCCL ") + (warn ? "warning" : "error") + " from " + *src + " (" +
+                               a->subsystem + ")",
+                           {}});
+    }
+  }
+  // `df -h /dev/shm` (or `df -h` with a /dev/shm row): a size under 1 GiB is the container default
+  // (64M for Docker) or close to it, too small for NCCL's SHM segments at scale.
+  if (has(line, "/dev/shm") && (line.rfind("shm", 0) == 0 || line.rfind("tmpfs", 0) == 0 ||
+                                line.rfind("none", 0) == 0 || line.rfind("overlay", 0) == 0)) {
+    size_t i = line.find_first_of(" \t");
+    while (i != std::string_view::npos && i < line.size()) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      size_t e = i;
+      while (e < line.size() && line[e] != ' ' && line[e] != '\t') ++e;
+      const std::string_view tok = line.substr(i, e - i);
+      if (tok.size() >= 2 && (tok.back() == 'M' || tok.back() == 'K') &&
+          std::all_of(tok.begin(), tok.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }) &&
+          (tok.back() == 'K' || std::atof(std::string(tok.substr(0, tok.size() - 1)).c_str()) < 1024)) {
+        out.push_back(LogCue{"df_dev_shm_small", L::system_config, "shared memory (df -h /dev/shm)", S::warning,
+                             R::primary, "a pasted df shows /dev/shm under 1 GiB (" + std::string(tok) + ")",
+                             {{"container_shm_too_small", 10}}});
+        break;
+      }
+      if (tok.size() >= 2 && tok.back() == 'G') break;  // the size column is in GiB: large enough
+      i = e;
+    }
+  }
+  for (const auto& c : text_cues())
+    if (matches(c, line))
+      out.push_back(LogCue{c.id, c.layer, c.subsystem, c.severity, c.role, c.summary, c.supports});
+  return out;
+}
+
+bool is_failure_marker(std::string_view line) {
+  if (line.size() < 4) return false;
+  // NCCL INFO lines are set-up chatter, except an error breadcrumb ("file.cc:123 -> 2").
+  if (has(line, "NCCL INFO")) return has(line, " -> ") && !has(line, " -> 0");
+  static const char* const kExact[] = {"NCCL WARN", "Traceback (most recent call last)", "Xid", "Segmentation fault",
+                                       "core dumped", "Killed", "SIGABRT", "SIGSEGV", "SIGKILL", "SIGTERM", "ERR!",
+                                       "Watchdog caught", "watchdog", "Unable to", "Could not", "could not",
+                                       "Cannot", "cannot", "PORT_DOWN", "State: Down"};
+  for (const char* k : kExact)
+    if (has(line, k)) return true;
+  for (const char* k : {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception", "exitcode"}) {
+    if (!has_ci(line, k)) continue;
+    // Settings and counters that merely name an error ("NCCL_IB_TIMEOUT=22", "errors: 0", "error_file: <N/A>").
+    if (has_ci(line, "error_file") || has_ci(line, "errors: 0") || has_ci(line, "error: 0") ||
+        has(line, "_TIMEOUT") || has(line, "exitcode  : 0") || has(line, "exitcode: 0"))
+      continue;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace ccdiag

@@ -1,0 +1,171 @@
+// Generic log cues and honest verdicts: NCCL source files, error names and
+// pasted blocks place an unseen wording in its layer; failure lines are never
+// taken for health; silence is not health. Lines are as NCCL, CUDA, PyTorch,
+// nvidia-smi and ibstat print them (from public issue threads).
+#include <catch2/catch.hpp>
+
+#include "analysis/tree/decision_tree.hpp"
+#include "analysis/tree/log_cues.hpp"
+#include "analysis/tree/log_facts.hpp"
+#include "collectors/logs/analyzer.hpp"
+#include "collectors/logs/line_prefix.hpp"
+#include "tree_helpers.hpp"
+
+using namespace ccdiag;
+
+namespace {
+
+bool has_cue(const std::vector<LogCue>& cues, const std::string& id, Layer layer) {
+  for (const auto& c : cues)
+    if (c.id == id && c.layer == layer) return true;
+  return false;
+}
+
+Report diagnose_text(const std::string& text) {
+  EvidenceSet set;
+  extract_log_facts(text, "t.log", "", set);
+  return decide(set);
+}
+
+}  // namespace
+
+TEST_CASE("log cues: an NCCL source file places a WARN or breadcrumb in its subsystem's layer", "[tree][cues]") {
+  CHECK(has_cue(line_cues("h:1:2 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : something new"), "nccl_src.net_ib",
+                Layer::transport));
+  CHECK(has_cue(line_cues("h:1:2 [0] NCCL INFO transport/net_ib/connect.cc:412 -> 6"), "nccl_src.net_ib",
+                Layer::transport));
+  CHECK(has_cue(line_cues("h:1:2 [3] graph/xml.cc:657 NCCL WARN Could not do something"), "nccl_src.graph",
+                Layer::nccl));
+  CHECK(has_cue(line_cues("h:1:2 [0] misc/shmutils.cc:88 NCCL WARN Error: failed"), "nccl_src.shm",
+                Layer::system_config));
+  CHECK(has_cue(line_cues("h:1:2 [0] transport/p2p.cc:272 NCCL WARN Cuda failure 'invalid argument'"),
+                "nccl_src.p2p", Layer::hardware));
+  CHECK(has_cue(line_cues("h:1:2 [0] misc/cudawrap.cc:36 NCCL WARN cuInit failed"), "nccl_src.cuda_driver",
+                Layer::system_config));
+  // NCCL <= 2.8: .cu files, and WARN without the word NCCL.
+  CHECK(has_cue(line_cues("h:17283:17549 [3] include/socket.h:371 WARN Connection closed by remote peer"),
+                "nccl_src.socket", Layer::transport));
+  CHECK(has_cue(line_cues("h:17281:17552 [1] INFO bootstrap.cu:45 -> 2 [Net]"), "nccl_src.bootstrap",
+                Layer::transport));
+  // A path cut by Markdown emphasis still names the file.
+  CHECK(nccl_source_file("_ibvwrap.cc: NCCL WARN Call to ibv_modify_qp failed") == std::string("ibvwrap.cc"));
+  // nccl-tests' own file is not NCCL's.
+  for (const auto& c : line_cues("h: Test NCCL failure common.cu:959 'internal error'"))
+    CHECK(c.id.rfind("nccl_src.", 0) != 0);
+  // Successful breadcrumbs and plain INFO lines say nothing.
+  CHECK_FALSE(nccl_source_file("h:1:2 [0] NCCL INFO Channel 00/02 : 0 1"));
+}
+
+TEST_CASE("log cues: error names, exception classes and pasted blocks", "[tree][cues]") {
+  CHECK(has_cue(line_cues("Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error"),
+                "gpu_handle_lost", Layer::hardware));
+  CHECK(has_cue(line_cues("register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2)"),
+                "ofi_warn", Layer::nccl));
+  CHECK(has_cue(line_cues("torch.distributed.DistNetworkError: Connection reset by peer"), "dist_network_error",
+                Layer::transport));
+  CHECK(has_cue(line_cues("                State: Down"), "ibstat_port_down", Layer::transport));
+  CHECK(has_cue(line_cues("max locked memory       (kbytes, -l) 64"), "ulimit_memlock", Layer::system_config));
+  CHECK(line_cues("max locked memory       (kbytes, -l) unlimited").empty());
+  CHECK(has_cue(line_cues("h:1:2 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device"),
+                "shm_segment_no_space", Layer::system_config));
+  CHECK(has_cue(line_cues("shm              64M     0   64M   0% /dev/shm"), "df_dev_shm_small", Layer::system_config));
+  CHECK_FALSE(has_cue(line_cues("tmpfs            252G     0  252G   0% /dev/shm"), "df_dev_shm_small",
+                      Layer::system_config));
+  CHECK(has_cue(line_cues("RuntimeError: CUDA error: an illegal memory access was encountered"),
+                "cuda_illegal_address", Layer::framework));
+}
+
+TEST_CASE("log cues: failure markers", "[tree][cues]") {
+  CHECK(is_failure_marker("h:1:2 [0] NCCL WARN anything"));
+  CHECK(is_failure_marker("Traceback (most recent call last):"));
+  CHECK(is_failure_marker("RuntimeError: something broke"));
+  CHECK(is_failure_marker("h:1:2 [0] NCCL INFO transport/net.cc:1298 -> 6"));
+  CHECK(is_failure_marker("  exitcode  : 1 (pid: 2345)"));
+  CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22"));
+  CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO Channel 00/02 : 0 1"));
+  CHECK_FALSE(is_failure_marker("step 100 loss 1.234"));
+}
+
+TEST_CASE("line prefixes: grep, compose, kubectl, mpirun, Ray, logging, Markdown quotes", "[logs][prefix]") {
+  using logs::parse_line_prefix;
+  auto p = parse_line_prefix("logs/rank3.log:128:node1:2212:2213 [3] NCCL WARN NET/IB : bad");
+  CHECK(p.host == "node1");
+  CHECK(p.pid == 2212);
+  p = parse_line_prefix("train.log:node1:2212:2213 [3] NCCL INFO x");
+  CHECK(p.host == "node1");
+  // A source location is part of the message, not a grep prefix.
+  p = parse_line_prefix("transport/net_ib.cc:1234 NCCL WARN NET/IB : bad");
+  CHECK(p.body == "transport/net_ib.cc:1234 NCCL WARN NET/IB : bad");
+  p = parse_line_prefix("trainer-1  | node2:77:78 [0] NCCL WARN x");
+  CHECK(p.host == "node2");
+  p = parse_line_prefix("[pod/train-0/pytorch] node3:5:6 [1] NCCL INFO y");
+  CHECK(p.host == "node3");
+  p = parse_line_prefix("[1,3]<stderr>:node4:9:9 [0] NCCL WARN z");
+  CHECK(p.rank == 3);
+  CHECK(p.host == "node4");
+  p = parse_line_prefix("(RayWorkerVllm pid=4028887) ERROR 03-28 21:38:23 ray_utils.py:44] ncclUnhandledCudaError: x");
+  CHECK(p.body == "ncclUnhandledCudaError: x");
+  p = parse_line_prefix(">     node5:1:2 [0] NCCL WARN quoted");
+  CHECK(p.host == "node5");
+}
+
+TEST_CASE("verdicts: logs without a failure are not health", "[tree][verdict]") {
+  const Report r = diagnose_text("node1:1:2 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+                                 "node1:1:2 [0] NCCL INFO Channel 00/02 : 0 1\n");
+  CHECK(r.verdict.root_cause == kInsufficientEvidence);
+  CHECK(r.verdict.confidence <= 0.3);
+  CHECK_FALSE(r.next_steps.empty());
+}
+
+TEST_CASE("verdicts: failure lines no rule explains are quoted, never health", "[tree][verdict]") {
+  const Report r = diagnose_text("step 10 loss 2.1\nsomething entirely new went wrong: frobnication failed\n");
+  CHECK(r.verdict.root_cause == kInsufficientEvidence);
+  CHECK(r.verdict.confidence <= 0.3);
+  bool quoted = false;
+  for (const auto& f : r.findings)
+    if (f.id == "log.unrecognized_failure") quoted = f.summary.find("frobnication failed") != std::string::npos;
+  CHECK(quoted);
+}
+
+TEST_CASE("verdicts: an unseen NCCL wording still lands in its layer", "[tree][verdict]") {
+  const Report r = diagnose_text("node1:1:2 [0] transport/net_ib.cc:2000 NCCL WARN NET/IB : a wording never seen\n"
+                                 "node1:1:2 [0] NCCL INFO transport/net_ib.cc:2100 -> 6\n");
+  CHECK(r.verdict.root_cause == kInsufficientEvidence);
+  REQUIRE(r.verdict.layer);
+  CHECK(*r.verdict.layer == Layer::transport);
+}
+
+TEST_CASE("verdicts: a probe that checked a layer can show health", "[tree][verdict]") {
+  EvidenceSet set;
+  set.evidence.push_back(tree_test::ev("host.dev_shm", "n1", {{"size_bytes", 17179869184LL}}));
+  CHECK(decide(set).verdict.root_cause == kNoProblemFound);
+}
+
+TEST_CASE("verdicts: a symptom-level cause yields to a supported cause and stays below 0.7", "[tree][verdict]") {
+  using tree_test::finding;
+  EvidenceSet set;
+  set.findings.push_back(finding("a", Layer::transport, FindingRole::primary, {{"ib_transport_retry_exceeded", 400}}));
+  Report r = decide(set);
+  CHECK(r.verdict.root_cause == "ib_transport_retry_exceeded");
+  CHECK(r.verdict.confidence < 0.7);
+  // Retry exceeded as the catalogue weighs it, and a GID-index mechanism beside it.
+  set.findings.clear();
+  set.findings.push_back(finding("a", Layer::transport, FindingRole::primary, {{"ib_transport_retry_exceeded", 30}}));
+  set.findings.push_back(finding("b", Layer::transport, FindingRole::primary, {{"roce_gid_index_mismatch", 40}}));
+  r = decide(set);
+  CHECK(r.verdict.root_cause == "roce_gid_index_mismatch");
+  CHECK(r.verdict.confidence <= 0.6);
+}
+
+TEST_CASE("analyser: a tqdm redraw before an NCCL line leaves the NCCL prefix readable", "[logs][prefix]") {
+  auto a = logs::LogAnalyzer::create(logs::builtin_signatures());
+  REQUIRE(a);
+  (*a)->add_text("Map:  50%|#####     | 500/1000 [00:01<00:01]\rnode7:4242:4243 [2] NCCL WARN NET/IB : Got completion "
+                 "from peer 10.0.0.8<1> with status=12 opcode=0 len=0 vendor err 129 (Recv) hca mlx5_3\n",
+                 "t.log", "");
+  const auto out = (*a)->finish();
+  bool seen = false;
+  for (const auto& f : out.findings)
+    if (f.id == "nccl.ib.completion_error.retry_exceeded") seen = f.subject.host == "node7" && f.subject.pid == 4242;
+  CHECK(seen);
+}
