@@ -57,7 +57,11 @@ std::string find_version_string(const ElfView& elf) {
   return "";
 }
 
-bool fill_from_file(NcclImage& img, const std::string& file, uint64_t mapping_start, uint64_t mapping_offset) {
+// `named`: the library's path as this host sees it (where .gnu_debuglink's
+// file is searched); `file` may be /proc/PID/map_files/..., which has no
+// meaningful directory.
+bool fill_from_file(NcclImage& img, const std::string& file, uint64_t mapping_start, uint64_t mapping_offset,
+                    const std::string& named = "") {
   auto mf = MappedFile::open(file);
   if (!mf) {
     img.why_not = "cannot open " + file + ": " + mf.error().message;
@@ -75,7 +79,7 @@ bool fill_from_file(NcclImage& img, const std::string& file, uint64_t mapping_st
   img.arch = elf->machine() == EM_X86_64 ? "x86_64" : elf->machine() == EM_AARCH64 ? "aarch64" : "other";
   img.has_symtab = elf->section(".symtab").has_value();
   img.has_debug_info = elf->has_dwarf();
-  img.debug_file = img.has_debug_info ? file : find_debug_file(file, img.build_id, elf->debuglink());
+  img.debug_file = img.has_debug_info ? file : find_debug_file(named.empty() ? file : named, img.build_id, elf->debuglink());
   if (!img.debug_file.empty()) img.has_debug_info = true;
   // The mapping with file offset 0 starts at the load base (+ first p_vaddr).
   if (mapping_offset == 0) img.load_base = mapping_start - elf->first_load_vaddr();
@@ -215,7 +219,7 @@ NcclImage identify_nccl(const AttachTarget& t, const std::string& override_path)
       one.path = m->path;
       one.static_link = !is_libnccl(p);
       one.memory_build_id = mem_id;
-      if (!fill_from_file(one, f, m->start, m->offset)) {
+      if (!fill_from_file(one, f, m->start, m->offset, files.back())) {
         if (!read) tryimg = one;  // keep the reason
         continue;
       }
