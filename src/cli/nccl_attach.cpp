@@ -222,7 +222,7 @@ void register_nccl_attach(CLI::App* nccl, CommandContext& ctx) {
   sub->add_option("--core", o->cores, "A core file of a rank (repeatable)")->allow_extra_args(false);
   sub->add_option("--input", o->inputs, "JSON output of an earlier `nccl attach --json` (other hosts; repeatable)")
       ->allow_extra_args(false);
-  sub->add_option("--nccl-lib", o->nccl_lib, "Library file to read versions/DWARF from (a core from another host)");
+  sub->add_option("--nccl-lib", o->nccl_lib, "Library file to read versions/DWARF from (a core from another host); refused unless its build-id is the mapped one");
   sub->add_option("--layout", o->layout, "Where offsets come from: auto (DWARF, else table), dwarf, table")
       ->check(CLI::IsMember({"auto", "dwarf", "table"}));
   sub->add_option("--samples", o->samples, "Reads of each live process, to see which steps move (default 2; 1 = one snapshot)")
