@@ -44,6 +44,10 @@ void print_process(std::ostream& out, const nccl::attach::ProcessAttach& p) {
     out << "no NCCL: " << p.reason << '\n';
     return;
   }
+  if (p.status == "wrong_library" || (p.status == "unreadable" && p.library.empty())) {
+    out << p.status << ": " << p.reason << '\n';
+    return;
+  }
   out << fmt::format("{} {}{} [layout {}{}]\n", p.version_string.empty() ? "NCCL (version unknown)" : p.version_string,
                      p.library, p.static_link ? " (statically linked)" : "", p.layout_source.empty() ? "none" : p.layout_source,
                      p.layout_label.empty() || p.layout_label == p.layout_source ? "" : " " + p.layout_label);
@@ -157,7 +161,7 @@ int run_attach(const AttachCliOptions& opts, CommandContext& ctx) {
     procs.push_back(nccl::attach::process_attach_from_json(o.value["process"]));
   }
   for (const auto& p : procs)
-    if (p.status != "ok" && p.status != "no_nccl" && p.status != "no_comm") partial = true;
+    if (p.incomplete || (p.status != "ok" && p.status != "no_nccl" && p.status != "no_comm")) partial = true;
 
   const auto analyses = nccl::attach::analyze_attach(procs);
   const auto findings = nccl::attach::attach_findings(analyses);
@@ -218,7 +222,7 @@ void register_nccl_attach(CLI::App* nccl, CommandContext& ctx) {
   sub->add_option("--core", o->cores, "A core file of a rank (repeatable)")->allow_extra_args(false);
   sub->add_option("--input", o->inputs, "JSON output of an earlier `nccl attach --json` (other hosts; repeatable)")
       ->allow_extra_args(false);
-  sub->add_option("--nccl-lib", o->nccl_lib, "Library file to read versions/DWARF from (a core from another host)");
+  sub->add_option("--nccl-lib", o->nccl_lib, "Library file to read versions/DWARF from (a core from another host); refused unless its build-id is the mapped one");
   sub->add_option("--layout", o->layout, "Where offsets come from: auto (DWARF, else table), dwarf, table")
       ->check(CLI::IsMember({"auto", "dwarf", "table"}));
   sub->add_option("--samples", o->samples, "Reads of each live process, to see which steps move (default 2; 1 = one snapshot)")
@@ -227,7 +231,8 @@ void register_nccl_attach(CLI::App* nccl, CommandContext& ctx) {
   add_output_flags(sub, o->output, false);
   sub->footer(
       "Exit codes: 0 nothing stuck (or no NCCL in the targets), 1 a communicator is stuck,\n"
-      "            2 bad input (no such pid, not a core file), 3 a target could not be read.\n");
+      "            2 bad input (no such pid, not a core file), 3 a target could not be read or a\n"
+      "            communicator may be there but could not be decoded (docs/nccl-attach.md).\n");
   sub->callback([o, &ctx] {
     if (o->pids.empty() && !o->ranks && o->cores.empty() && o->inputs.empty()) {
       ctx.exit_code = report_input_error(ctx, make_error("give PIDs, --ranks, --core FILE or --input FILE", "nccl attach"));

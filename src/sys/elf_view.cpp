@@ -167,9 +167,10 @@ std::vector<ElfNote> ElfView::notes() const {
   return out;
 }
 
-std::string ElfView::build_id() const {
+namespace {
+std::string build_id_of(const std::vector<ElfNote>& notes) {
   static const char* hex = "0123456789abcdef";
-  for (const auto& n : notes()) {
+  for (const auto& n : notes) {
     if (n.type != NT_GNU_BUILD_ID || n.name != "GNU") continue;
     std::string s;
     for (unsigned char c : n.desc) {
@@ -179,6 +180,35 @@ std::string ElfView::build_id() const {
     return s;
   }
   return "";
+}
+}  // namespace
+
+std::string gnu_build_id_in_notes(std::string_view area) {
+  std::vector<ElfNote> notes;
+  walk_notes(area, notes);
+  return build_id_of(notes);
+}
+
+std::string ElfView::build_id() const {
+  if (auto s = build_id_of(notes()); !s.empty()) return s;
+  std::vector<ElfNote> from_sections;
+  for (const auto& sec : sections())
+    if (sec.type == SHT_NOTE) walk_notes(section_bytes(sec), from_sections);
+  return build_id_of(from_sections);
+}
+
+std::string ElfView::debuglink() const {
+  auto s = section(".gnu_debuglink");
+  if (!s) return "";
+  return std::string(cstr(section_bytes(*s), 0));
+}
+
+bool ElfView::has_dwarf() const {
+  for (const char* n : {".debug_info", ".zdebug_info"}) {
+    auto s = section(n);
+    if (s && s->type != SHT_NOBITS && s->size > 0) return true;
+  }
+  return false;
 }
 
 std::optional<uint64_t> ElfView::symbol(std::string_view name) const {

@@ -70,6 +70,10 @@ struct ElfNote {
   std::string_view desc;
 };
 
+// NT_GNU_BUILD_ID (lowercase hex) in a block of ELF notes, e.g. a PT_NOTE
+// segment read out of a process's memory; "" when absent.
+std::string gnu_build_id_in_notes(std::string_view notes);
+
 class ElfView {
  public:
   // nullopt unless `bytes` start with an ELF64 little-endian header.
@@ -88,8 +92,15 @@ class ElfView {
   // Notes of every PT_NOTE segment, or of SHT_NOTE sections when the file has
   // no program headers. A malformed note ends the walk of its segment.
   std::vector<ElfNote> notes() const;
-  // NT_GNU_BUILD_ID as lowercase hex; "" when absent.
+  // NT_GNU_BUILD_ID as lowercase hex; "" when absent. Looks in the PT_NOTE
+  // segments, then in SHT_NOTE sections (a separate debug file made by
+  // `objcopy --only-keep-debug` keeps the section, not the segment contents).
   std::string build_id() const;
+  // The file name `.gnu_debuglink` points to ("" when absent).
+  std::string debuglink() const;
+  // Whether the file holds DWARF: `.debug_info` (compressed with
+  // SHF_COMPRESSED or not) or the older zlib-gnu `.zdebug_info`.
+  bool has_dwarf() const;
 
   // st_value of the first defined symbol named `name` in .symtab then .dynsym.
   std::optional<uint64_t> symbol(std::string_view name) const;

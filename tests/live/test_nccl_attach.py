@@ -40,6 +40,13 @@ def load_rows():
 
 
 ROWS = load_rows()
+
+
+def REAL_VERSION():
+    with open(REAL_NCCL, "rb") as f:
+        data = f.read()
+    i = data.find(b"NCCL version ")
+    return data[i + 13:data.index(b"+", i)].decode()
 MAGIC_ROWS = [r for r in ROWS if "ncclComm.endMagic" in r["fields"]]
 OLD_ROWS = [r for r in ROWS if "ncclComm.endMagic" not in r["fields"]]
 
@@ -72,6 +79,43 @@ def make_lib(tmp, version, cuda="13.0"):
     with open(path, "wb") as f:
         f.write(data)
     return path
+
+
+def build_id_span(data):
+    """(offset, length) of the NT_GNU_BUILD_ID descriptor in an ELF64 file's section headers."""
+    import struct
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    for i in range(shnum):
+        _, sh_type, _, _, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        if sh_type != 7:  # SHT_NOTE
+            continue
+        pos = off
+        while pos + 12 <= off + size:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+            name_end = pos + 12 + ((namesz + 3) & ~3)
+            if ntype == 3 and data[pos + 12:pos + 15] == b"GNU":
+                return name_end, descsz
+            pos = name_end + ((descsz + 3) & ~3)
+    return None
+
+
+def other_build(path, out):
+    """A copy of the library at `path` with a different build-id (another build of the same source)."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    off, n = build_id_span(data)
+    data[off:off + n] = bytes((b ^ 0x5A) for b in data[off:off + n])
+    with open(out, "wb") as f:
+        f.write(data)
+    return out
+
+
+def elf_build_id(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    off, n = build_id_span(data)
+    return data[off:off + n].hex()
 
 
 def ring_comm(row, rank=3, nranks=8, hash_="0x5c1e0c4a9d2f7b31", **kw):
@@ -316,12 +360,39 @@ class Negative(AttachTestCase):
         with open(core, "r+b") as f:
             f.truncate(size // 3)
         doc, p = attach(["--core", core])
-        # Whatever survived is decoded (exit 1: the ring wait) or nothing is (exit 0); never a crash.
-        self.assertIn(p.returncode, (0, 1))
+        # Whatever survived is decoded (exit 1: the ring wait) or the read is partial (exit 3);
+        # never "nothing stuck" (exit 0) from a core that lost memory.
+        self.assertIn(p.returncode, (1, 3))
         proc = doc["processes"][0]
         self.assertTrue(any("truncated" in n for n in proc["notes"]), proc["notes"])
+        self.assertTrue(proc["incomplete"])
         for c in proc["comms"]:
             self.assertEqual(c["comm_hash"], "0x5c1e0c4a9d2f7b31")
+
+    def test_core_truncated_through_the_comm(self):
+        """The cut falls inside the comm: its start magic survives, its end does not: exit 3, said why."""
+        row = self.row()
+        lib = make_lib(self.tmp, "2.28.9")
+        core, ready = core_of(self.tmp, row, [ring_comm(row, proxy_ops=[])], lib)
+        comm = int(ready["comms"][0], 16)
+        with open(core, "rb") as f:
+            data = f.read()
+        cut = None
+        import struct
+        phoff, = struct.unpack_from("<Q", data, 0x20)
+        phnum, = struct.unpack_from("<H", data, 0x38)
+        for i in range(phnum):
+            ptype, _, off, vaddr, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + i * 56)
+            if ptype == 1 and vaddr <= comm < vaddr + filesz:
+                cut = off + (comm - vaddr) + 4096
+        self.assertIsNotNone(cut)
+        with open(core, "r+b") as f:
+            f.truncate(cut)
+        doc, p = attach(["--core", core], rc=3)
+        proc = doc["processes"][0]
+        self.assertEqual(proc["status"], "unreadable", proc)
+        self.assertIn("truncated through", proc["reason"])
+        self.assertEqual(proc["comms"], [])
 
     def test_process_without_nccl(self):
         p = subprocess.Popen(["sleep", "30"])
@@ -353,6 +424,130 @@ class Negative(AttachTestCase):
         r = run(["nccl", "attach", "--core", notcore, "999999999"])
         self.assertEqual(r.returncode, 2)
         self.assertIn("pid 999999999: no such process", r.stderr)
+
+
+class Undecodable(AttachTestCase):
+    """A comm is there but cannot be decoded: exit 3 and a reason naming the fix, never "no communicator", exit 0."""
+
+    def other_size_row(self):
+        # A release this ccdiag has no row for: sizeof(ncclComm) no table row has (2.31/2.32 grew the comm).
+        row = json.loads(json.dumps(row_for("2.28.9")))
+        sizes = {r["fields"]["ncclComm.sizeof"] for r in ROWS}
+        size = row["fields"]["ncclComm.sizeof"] + 4096
+        while size in sizes:
+            size += 16
+        row["fields"]["ncclComm.sizeof"] = size
+        row["fields"]["ncclComm.endMagic"] = size - 8
+        return row
+
+    def test_release_not_in_the_table_without_dwarf(self):
+        row = self.other_size_row()
+        lib = make_lib(self.tmp, "2.99.1")  # newer than the table; the fake library has no DWARF (stripped)
+        with Rank(self.tmp, row, [ring_comm(row)], lib=lib) as r:
+            doc, p = attach([r.pid, "--samples", "1"], rc=3)
+            text = run(["nccl", "attach", str(r.pid), "--samples", "1"])
+        proc = doc["processes"][0]
+        self.assertEqual(proc["status"], "no_layout", proc)
+        self.assertGreaterEqual(proc["scan"]["magic_hits"], 1)
+        self.assertIn("NCCL 2.99.1", proc["reason"])
+        self.assertIn("debug info", proc["reason"])
+        self.assertIn("newer ccdiag", proc["reason"])
+        self.assertEqual(text.returncode, 3)
+        self.assertIn("no_layout: ", text.stdout)
+        self.assertIn("communicator start magic(s) found but none decoded", text.stdout)
+
+    def test_table_row_of_another_size(self):
+        """--layout table on a build whose comm is not the row's size (a patched or mislabelled build)."""
+        row = self.other_size_row()
+        lib = make_lib(self.tmp, "2.28.9")
+        with Rank(self.tmp, row, [ring_comm(row)], lib=lib) as r:
+            doc, _ = attach([r.pid, "--samples", "1", "--layout", "table"], rc=3)
+        proc = doc["processes"][0]
+        self.assertEqual(proc["status"], "no_layout", proc)
+        self.assertIn("not the layout of this build", proc["reason"])
+
+    def test_core_whose_library_is_not_on_this_host(self):
+        row = self.other_size_row()
+        lib = make_lib(self.tmp, "2.99.1")
+        core, _ = core_of(self.tmp, row, [ring_comm(row)], lib)
+        os.unlink(lib)  # the core was taken on another machine
+        doc, _ = attach(["--core", core], rc=3)
+        proc = doc["processes"][0]
+        self.assertEqual(proc["status"], "no_layout", proc)
+        self.assertIn("--nccl-lib", proc["reason"])
+
+
+class ReplacedLibrary(AttachTestCase):
+    """The library file is not the mapped build: never read the other build's version or layout."""
+
+    def test_library_replaced_on_disk_while_the_rank_runs(self):
+        row = row_for("2.28.9")
+        lib = make_lib(self.tmp, "2.28.9")
+        with Rank(self.tmp, row, [ring_comm(row)], lib=lib) as r:
+            # A pip upgrade mid-job: a new file (another release, another build) at the same path.
+            newer = other_build(make_lib(self.tmp, "2.26.2"), lib + ".new")
+            os.replace(newer, lib)
+            doc, p = attach([r.pid, "--samples", "1"])
+        proc = doc["processes"][0]
+        self.assertNotEqual(proc["version"], "2.26.2", proc)
+        if os.geteuid() == 0:
+            # /proc/PID/map_files opens the mapped (deleted) inode itself.
+            self.assertEqual(p.returncode, 1, proc)
+            self.assertIn("/map_files/", proc["library_opened"])
+            self.check_ring_decode(proc, row, r.ready, "2.28.9")
+        else:
+            self.assertEqual(p.returncode, 3, proc)
+            self.assertIn("replaced", proc["reason"])
+
+    def test_nccl_lib_of_another_build_is_refused(self):
+        row = row_for("2.28.9")
+        lib = make_lib(self.tmp, "2.28.9")
+        core, ready = core_of(self.tmp, row, [ring_comm(row)], lib)
+        wrong = other_build(lib, os.path.join(self.tmp, "libnccl-other.so.2"))
+        doc, _ = attach(["--core", core, "--nccl-lib", wrong], rc=3)
+        proc = doc["processes"][0]
+        self.assertEqual(proc["status"], "wrong_library", proc)
+        self.assertIn(elf_build_id(lib), proc["reason"])
+        self.assertIn(elf_build_id(wrong), proc["reason"])
+        self.assertEqual(proc["comms"], [])
+        # The right build under another name is accepted.
+        renamed = os.path.join(self.tmp, "copied-from-the-node.so")
+        shutil.copy(lib, renamed)
+        os.unlink(lib)
+        doc, _ = attach(["--core", core, "--nccl-lib", renamed], rc=1)
+        self.check_ring_decode(doc["processes"][0], row, ready, "2.28.9")
+
+    @unittest.skipUnless(shutil.which("gcore"), "gdb's gcore not installed")
+    def test_gcore_cut_before_its_notes(self):
+        """gcore writes the notes (the mapped-file list) after the memory: a cut core loses them."""
+        import struct
+        row = row_for("2.28.9")
+        lib = make_lib(self.tmp, "2.28.9")
+        with Rank(self.tmp, row, [ring_comm(row)], lib=lib) as r:
+            prefix = os.path.join(self.tmp, "gcore")
+            g = subprocess.run(["gcore", "-o", prefix, str(r.pid)], capture_output=True, text=True, timeout=120)
+            core = f"{prefix}.{r.pid}"
+            if g.returncode != 0 or not os.path.exists(core):
+                self.skipTest("gcore could not attach here: " + g.stderr[-200:])
+        with open(core, "rb") as f:
+            data = f.read()
+        phoff, = struct.unpack_from("<Q", data, 0x20)
+        phnum, = struct.unpack_from("<H", data, 0x38)
+        segs = [struct.unpack_from("<IIQQQQQQ", data, phoff + i * 56) for i in range(phnum)]
+        note = min(s[2] for s in segs if s[0] == 4)  # PT_NOTE
+        loads_end = max(s[2] + s[5] for s in segs if s[0] == 1)
+        if note < loads_end:
+            self.skipTest("this gcore writes its notes before the memory")
+        with open(core, "r+b") as f:
+            f.truncate(note)
+        doc, _ = attach(["--core", core], rc=3)
+        proc = doc["processes"][0]
+        self.assertEqual(proc["status"], "unreadable", proc)
+        self.assertIn("mapped-file list", proc["reason"])
+        self.assertIn("--nccl-lib", proc["reason"])
+        # With the library named, the memory (all there) decodes.
+        doc, _ = attach(["--core", core, "--nccl-lib", lib], rc=1)
+        self.check_ring_decode(doc["processes"][0], row, r.ready, "2.28.9")
 
 
 class CrossRank(AttachTestCase):
@@ -486,6 +681,51 @@ class RealLibrary(AttachTestCase):
         pick = lambda p: [{k: c.get(k) for k in keys} for c in p["comms"]]  # noqa: E731
         self.assertEqual(table["processes"][0]["layout_source"], "table")
         self.assertEqual(pick(proc), pick(table["processes"][0]))
+
+    def attach_copy(self, lib, env=None):
+        """Runs a rank on `lib` (a modified copy of the installed NCCL) and attaches with `env`."""
+        version = REAL_VERSION()
+        row = row_for(version)
+        with Rank(self.tmp, row, [ring_comm(row)], lib=lib) as r:
+            doc, _ = run_json(["nccl", "attach", str(r.pid), "--samples", "1"], expect_rc=1, schema=SCHEMA,
+                              timeout=300, env=env)
+        proc = doc["processes"][0]
+        self.assertEqual(proc["comms"][0]["rank"], 3)
+        return proc
+
+    def objcopy(self, *args):
+        subprocess.run(["objcopy", *args], check=True, timeout=600)
+
+    @unittest.skipUnless(shutil.which("objcopy"), "binutils' objcopy not installed")
+    def test_dwarf_in_zdebug_sections(self):
+        lib = os.path.join(self.tmp, "libnccl.so.2")
+        self.objcopy("--compress-debug-sections=zlib-gnu", REAL_NCCL, lib)
+        proc = self.attach_copy(lib)
+        self.assertEqual(proc["layout_source"], "dwarf", proc["notes"])
+
+    @unittest.skipUnless(shutil.which("objcopy"), "binutils' objcopy not installed")
+    def test_dwarf_in_a_separate_debug_file(self):
+        d = os.path.join(self.tmp, "lib")
+        os.makedirs(d)
+        lib, dbg = os.path.join(d, "libnccl.so.2"), os.path.join(d, "libnccl.so.2.debug")
+        self.objcopy("--only-keep-debug", REAL_NCCL, dbg)
+        self.objcopy("--strip-debug", "--add-gnu-debuglink=" + dbg, REAL_NCCL, lib)
+        proc = self.attach_copy(lib)
+        self.assertEqual(proc["layout_source"], "dwarf", proc["notes"])
+        self.assertTrue(any(dbg in n for n in proc["notes"]), proc["notes"])
+        # A debuginfod cache ($DEBUGINFOD_CACHE_PATH/<build-id>/debuginfo), no debuglink.
+        plain = os.path.join(self.tmp, "plain")
+        os.makedirs(plain)
+        self.objcopy("--strip-debug", REAL_NCCL, os.path.join(plain, "libnccl.so.2"))
+        cache = os.path.join(self.tmp, "cache")
+        os.makedirs(os.path.join(cache, elf_build_id(REAL_NCCL)))
+        os.rename(dbg, os.path.join(cache, elf_build_id(REAL_NCCL), "debuginfo"))
+        env = dict(os.environ, DEBUGINFOD_CACHE_PATH=cache)
+        proc = self.attach_copy(os.path.join(plain, "libnccl.so.2"), env=env)
+        self.assertEqual(proc["layout_source"], "dwarf", proc["notes"])
+        # Without the cache: the table, and no DWARF claimed.
+        proc = self.attach_copy(os.path.join(plain, "libnccl.so.2"), env=dict(os.environ, DEBUGINFOD_CACHE_PATH=plain))
+        self.assertEqual(proc["layout_source"], "table")
 
 
 if __name__ == "__main__":

@@ -115,7 +115,11 @@ struct ncclComm {
   int destroyFlag;
   int initState;
   int finalizeCalled;
+  /* Before NCCL 2.23.4 the only NCCL_NUM_FUNCTIONS-sized array of ncclComm. */
+  float latencies[NCCL_NUM_FUNCTIONS][4][3];
+#ifndef FIXTURE_BEFORE_2_23_4
   uint64_t seqNumber[NCCL_NUM_FUNCTIONS];
+#endif
   uint64_t endMagic;
 };
 
@@ -134,7 +138,10 @@ int main(void) {
   P(ncclComm, startMagic); P(ncclComm, endMagic); P(ncclComm, magic); P(ncclComm, commHash);
   P(ncclComm, rank); P(ncclComm, nRanks); P(ncclComm, cudaDev); P(ncclComm, busId); P(ncclComm, opCount);
   P(ncclComm, collOpCount); P(ncclComm, nChannels); P(ncclComm, proxyState); P(ncclComm, initState);
-  P(ncclComm, seqNumber); P(ncclComm, channels); P(ncclComm, sharedRes); P(ncclComm, abortFlag);
+#ifndef FIXTURE_BEFORE_2_23_4
+  P(ncclComm, seqNumber);
+#endif
+  P(ncclComm, channels); P(ncclComm, sharedRes); P(ncclComm, abortFlag);
   P(ncclComm, asyncResult); P(ncclComm, destroyFlag); P(ncclComm, finalizeCalled);
   P(ncclChannel, peers); P(ncclChannel, id);
   P(ncclChannelPeer, send); P(ncclChannelPeer, recv);

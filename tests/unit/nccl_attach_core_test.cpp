@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -365,4 +366,39 @@ TEST_CASE("cross-rank verdicts on plain data", "[nccl][attach]") {
     CHECK(a[0].verdict == "async_error");
     CHECK(a[0].culprits == std::vector<int>{0});
   }
+}
+
+TEST_CASE("attach: a core cut before its notes cannot say \"no NCCL\"", "[nccl][attach]") {
+  // gcore writes the notes after the memory: a truncated gcore core has its
+  // PT_LOADs but no NT_FILE. Not knowing the libraries is not "no NCCL".
+  auto b = stuck_send_core();
+  b.notes.erase(std::remove_if(b.notes.begin(), b.notes.end(), [](const auto& n) { return n.first == NT_FILE; }),
+                b.notes.end());
+  const std::string path = write_temp(b.bytes());
+  auto t = open_core_target(path);
+  REQUIRE(t.ok());
+  ProcessAttach p = attach_target(*t, AttachOptions{});
+  unlink(path.c_str());
+  CHECK(p.status == "unreadable");
+  CHECK(p.reason.find("mapped-file list") != std::string::npos);
+  CHECK(p.reason.find("--nccl-lib") != std::string::npos);
+}
+
+TEST_CASE("attach: a comm of a size no layout has is undecodable, not absent", "[nccl][attach]") {
+  // A release newer than the table (its comm grew): the start magic is there,
+  // the end magic is not where any known sizeof(ncclComm) puts it.
+  auto b = stuck_send_core();
+  const auto size = static_cast<uint64_t>(off("ncclComm.sizeof"));
+  b.segs[0].bytes.resize(b.segs[0].bytes.size() + 4096);
+  b.put<uint64_t>(kComm + off("ncclComm.endMagic"), 0);
+  b.put<uint64_t>(kComm + size, kMagic);  // sizeof + 8
+  const std::string path = write_temp(b.bytes());
+  auto t = open_core_target(path);
+  REQUIRE(t.ok());
+  ProcessAttach p = attach_target(*t, AttachOptions{});
+  unlink(path.c_str());
+  CHECK(p.comms.empty());
+  CHECK(p.status == "no_layout");
+  CHECK(p.reason.find("start magic(s) found but none decoded") != std::string::npos);
+  CHECK(p.reason.find("--nccl-lib") != std::string::npos);  // the library is not on this host
 }

@@ -100,6 +100,27 @@ TEST_CASE("dwarf_layout: every key of a -g fixture equals its offsetof", "[nccl]
   CHECK(l->get("const.ncclPatternSend") == 21);
 }
 
+TEST_CASE("dwarf_layout: NCCL_NUM_FUNCTIONS of a release before 2.23.4 (no seqNumber[])", "[nccl][layout]") {
+  // Before 2.23.4 ncclComm has no seqNumber[]: the constant comes from
+  // latencies[NCCL_NUM_FUNCTIONS][..][..]; without it every such release's
+  // DWARF check failed on const.NCCL_NUM_FUNCTIONS.
+  const std::string fixture = test_program("nccl_layout_dwarf_fixture_pre2234");
+  INFO(fixture);
+  REQUIRE(access(fixture.c_str(), X_OK) == 0);
+  const auto expect = run_fixture(fixture);
+  REQUIRE(expect.count("ncclComm.seqNumber") == 0);
+  REQUIRE(expect.size() == layout_field_keys().size() - 1);
+  auto l = dwarf_layout(fixture);
+  REQUIRE(l.ok());
+  for (const auto& [key, value] : expect) {
+    INFO(key);
+    CHECK(l->get(key) == value);
+  }
+  CHECK_FALSE(l->has("ncclComm.seqNumber"));
+  CHECK(l->get("const.NCCL_NUM_FUNCTIONS") == 5);
+  CHECK(l->fields.size() == expect.size());
+}
+
 TEST_CASE("dwarf_layout: files it cannot use are errors naming the file", "[nccl][layout]") {
   auto missing = dwarf_layout("/nonexistent/libnccl.so.2");
   REQUIRE_FALSE(missing.ok());

@@ -12,11 +12,14 @@ using namespace ccdiag::nccl::attach;
 
 namespace {
 
-// Every NCCL release tag from v2.18.1-1 to v2.30.7-1 (NVIDIA/nccl).
+// Every NCCL release tag from v2.18.1-1 to v2.30.7-1 (NVIDIA/nccl), then 2.31.2 and 2.32.3.
 const char* const kReleases[] = {"2.18.1", "2.18.3", "2.18.5", "2.18.6", "2.19.1", "2.19.3", "2.19.4", "2.20.3",
                                  "2.20.5", "2.21.5", "2.22.3", "2.23.4", "2.24.3", "2.25.1", "2.26.2", "2.26.3",
                                  "2.26.5", "2.26.6", "2.27.3", "2.27.5", "2.27.6", "2.27.7", "2.28.3", "2.28.7",
-                                 "2.28.9", "2.29.2", "2.29.3", "2.29.7", "2.30.3", "2.30.4", "2.30.7"};
+                                 "2.28.9", "2.29.2", "2.29.3", "2.29.7", "2.30.3", "2.30.4", "2.30.7",
+                                 // From the PyPI wheels' DWARF (bench/nccl-wheels): 2.31.x and 2.32.x differ from
+                                 // 2.30.7 and from each other in sizeof(ncclComm).
+                                 "2.31.2", "2.32.3"};
 
 NcclVersion version(const std::string& s, int cuda_major = 12, int cuda_minor = 4) {
   auto v = parse_nccl_version_string("NCCL version " + s);
@@ -246,4 +249,21 @@ TEST_CASE("nccl layout table: layouts change where the NCCL history says", "[ncc
   // sharedRes->collOpCount after p2pOpCount[MAXCHANNELS] doubled at 2.25.1.
   CHECK(at(*table_layout(version("2.24.3")), "ncclSharedResources.collOpCount") == 784);
   CHECK(at(*table_layout(version("2.25.1")), "ncclSharedResources.collOpCount") == 1552);
+}
+
+TEST_CASE("nccl layout table: 2.30.7, 2.31.2 and 2.32.3 do not share a row", "[nccl][layout]") {
+  // Releases in a row with different struct sizes must never resolve to one
+  // row (numbers from the DWARF of the nvidia-nccl-cu12 wheels).
+  auto a = table_layout(version("2.30.7")), b = table_layout(version("2.31.2")), c = table_layout(version("2.32.3"));
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE(c);
+  CHECK(a->label == "2.30.7");
+  CHECK(b->label == "2.31.2");
+  CHECK(c->label == "2.32.3");
+  CHECK(b->get("ncclComm.sizeof") == 1196464);
+  CHECK(a->get("ncclComm.sizeof") != b->get("ncclComm.sizeof"));
+  CHECK(b->get("ncclComm.sizeof") != c->get("ncclComm.sizeof"));
+  CHECK(b->get("ncclComm.endMagic") == *b->get("ncclComm.sizeof") - 8);
+  CHECK(c->get("ncclComm.endMagic") == *c->get("ncclComm.sizeof") - 8);
 }

@@ -31,6 +31,30 @@ std::optional<std::set<uint64_t>> read_ras_list(const AttachTarget& t, const Ncc
   return out;
 }
 
+// Why a start magic could not be decoded, and what would make it work.
+std::string undecodable_reason(const NcclImage& img, const NcclLayout* layout, uint64_t unpaired,
+                               const AttachTarget& t, const AttachOptions& o) {
+  const std::string what = fmt::format("{} communicator start magic(s) found but none decoded", unpaired);
+  if (!img.mismatch.empty())
+    return fmt::format("{}: {}; give the library of build-id {} with --nccl-lib", what, img.mismatch,
+                       img.memory_build_id.empty() ? "the rank's" : img.memory_build_id);
+  const std::string ver = img.version ? "NCCL " + img.version->str() : "an NCCL of unknown version";
+  std::string fix;
+  if (t.kind == "core" && img.opened.empty() && o.nccl_lib.empty())
+    fix = "give the rank's libnccl with --nccl-lib";
+  else
+    fix = "give the library with its debug info (a pip wheel's libnccl, a -dbg package, or --nccl-lib), or use a "
+          "newer ccdiag";
+  if (t.truncated) fix = "the core is truncated (a comm may be cut), or " + fix;
+  if (!layout)
+    return fmt::format("{}: {} has no layout here ({}, and no table row's sizeof(ncclComm) matches the magic "
+                       "pair); {}",
+                       what, ver, img.has_debug_info ? "its DWARF is unusable" : "no DWARF", fix);
+  return fmt::format("{}: the {} layout ({}) puts the end magic at {} and none is there: not the layout of this "
+                     "build; {}",
+                     what, layout->source, layout->label, layout->get("ncclComm.sizeof").value_or(0) - 8, fix);
+}
+
 }  // namespace
 
 ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
@@ -44,10 +68,26 @@ ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
   pa.samples = std::max(1, o.samples);
   pa.sample_interval_s = pa.samples > 1 ? o.interval_s : 0;
 
+  pa.incomplete = t.truncated;
   const NcclImage img = identify_nccl(t, o.nccl_lib);
   if (!img.found) {
+    if (t.kind == "core" && t.files_note_missing) {
+      // gcore writes the notes last: a cut core loses the list of mapped
+      // files, so "no NCCL" cannot be told from "cannot tell".
+      pa.status = "unreadable";
+      pa.reason = "the core has no mapped-file list (NT_FILE note missing or cut off by truncation): cannot tell "
+                  "whether NCCL was loaded; give the rank's library with --nccl-lib";
+      return pa;
+    }
     pa.status = "no_nccl";
     pa.reason = img.why_not;
+    return pa;
+  }
+  if (img.override_refused) {
+    pa.library = img.path;
+    pa.build_id = img.memory_build_id;
+    pa.status = "wrong_library";
+    pa.reason = img.mismatch;
     return pa;
   }
   pa.library = img.path;
@@ -57,11 +97,15 @@ ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
   pa.build_id = img.build_id;
   if (img.version) pa.version = img.version->str();
   if (!img.why_not.empty()) pa.notes.push_back(img.why_not);
+  if (!img.mismatch.empty())
+    pa.notes.push_back(img.mismatch + "; its version, symbols and DWARF are not used");
+  if (!img.debug_file.empty() && img.debug_file != img.opened)
+    pa.notes.push_back("DWARF from the separate debug file " + img.debug_file);
 
   // Layout: the library's own DWARF, else the shipped table row for its version.
   std::optional<NcclLayout> layout;
-  if (o.layout != "table" && img.has_debug_info && !img.opened.empty()) {
-    auto d = dwarf_layout(img.opened);
+  if (o.layout != "table" && img.has_debug_info && !img.debug_file.empty()) {
+    auto d = dwarf_layout(img.debug_file);
     if (d) {
       layout = std::move(*d);
     } else {
@@ -70,7 +114,8 @@ ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
   }
   if (!layout && o.layout == "dwarf") {
     pa.status = "no_layout";
-    pa.reason = img.has_debug_info ? "the library's DWARF does not describe ncclComm" : "the library has no DWARF (.debug_info)";
+    pa.reason = img.has_debug_info ? "the library's DWARF does not describe ncclComm" : "the library has no DWARF (.debug_info/.zdebug_info), and no separate debug file was found "
+                                       "(.gnu_debuglink, /usr/lib/debug/.build-id, DEBUGINFOD_CACHE_PATH)";
     return pa;
   }
   if (!layout && img.version) {
@@ -179,9 +224,27 @@ ProcessAttach attach_target(const AttachTarget& t, const AttachOptions& o) {
     }
   }
   if (pa.comms.empty()) {
-    pa.status = "no_comm";
-    pa.reason = fmt::format("no live communicator found ({} MiB of heap scanned{})", pa.scan.bytes_scanned >> 20,
-                            pa.scan.budget_exceeded ? ", budget exceeded" : "");
+    // Start magics that are no pair's end: the scan counts the end magic of
+    // every found pair (when 16-byte aligned) among those without an end.
+    uint64_t pair_ends = 0;
+    for (const auto& c : cands)
+      if ((c.addr + static_cast<uint64_t>(c.size) - 8) % 16 == 0) ++pair_ends;
+    const uint64_t unpaired = pa.scan.no_end_magic > pair_ends ? pa.scan.no_end_magic - pair_ends : 0;
+    if (t.truncated && unpaired > 0) {
+      pa.status = "unreadable";
+      pa.reason = fmt::format("{} communicator start magic(s) without their end: the core is truncated through "
+                              "them (take the core again with room on the disk)",
+                              unpaired);
+    } else if (unpaired > 0 && (!layout || layout->source != "dwarf" || !img.mismatch.empty())) {
+      // A start magic without its end at any size this ccdiag knows: a comm
+      // of a layout it does not have, never "nothing".
+      pa.status = !img.mismatch.empty() ? "wrong_library" : "no_layout";
+      pa.reason = undecodable_reason(img, layout ? &*layout : nullptr, unpaired, t, o);
+    } else {
+      pa.status = "no_comm";
+      pa.reason = fmt::format("no live communicator found ({} MiB of heap scanned{})", pa.scan.bytes_scanned >> 20,
+                              pa.scan.budget_exceeded ? ", budget exceeded" : "");
+    }
   } else {
     pa.status = "ok";
   }

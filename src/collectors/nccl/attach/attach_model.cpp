@@ -134,6 +134,7 @@ json to_json(const ProcessAttach& p) {
               {"pid", p.pid},
               {"status", p.status},
               {"reason", p.reason},
+              {"incomplete", p.incomplete},
               {"library", p.library},
               {"library_opened", p.library_opened},
               {"static_link", p.static_link},
@@ -167,6 +168,7 @@ ProcessAttach process_attach_from_json(const json& j) {
   p.pid = val(j, "pid", 0);
   p.status = val<std::string>(j, "status", "");
   p.reason = val<std::string>(j, "reason", "");
+  p.incomplete = val(j, "incomplete", false);
   p.library = val<std::string>(j, "library", "");
   p.version = val<std::string>(j, "version", "");
   p.version_string = val<std::string>(j, "version_string", "");

@@ -81,8 +81,11 @@ struct ProcessAttach {
   std::string kind;     // live | core
   std::string host, command;
   int pid = 0;
-  std::string status;   // ok | no_nccl | no_layout | no_comm | unreadable
+  std::string status;   // ok | no_nccl | no_layout | no_comm | unsupported | unreadable | wrong_library
   std::string reason;   // one line when status != ok
+  // Something the read needed was missing (a truncated core): what was
+  // decoded is right, but a communicator may have been lost. Exit 3.
+  bool incomplete = false;
   // The NCCL image.
   std::string library, library_opened, version_string, build_id;
   std::string version;  // "2.28.9"

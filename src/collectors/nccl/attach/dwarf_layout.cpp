@@ -115,6 +115,9 @@ const std::pair<const char*, std::pair<const char*, const char*>> kBoundConstant
     {"const.MAXCHANNELS", {"ncclComm", "channels"}},
     {"const.NCCL_PROXY_MAX_SUBS", {"ncclProxyArgs", "subs"}},
     {"const.NCCL_NUM_FUNCTIONS", {"ncclComm", "seqNumber"}},
+    // Before 2.23.4 there is no seqNumber[]; latencies[NCCL_NUM_FUNCTIONS][..][..]
+    // is in ncclComm in every release from 2.18 to 2.30 (first one found wins).
+    {"const.NCCL_NUM_FUNCTIONS", {"ncclComm", "latencies"}},
     {"const.NCCL_STEPS", {"ncclProxySubArgs", "requests"}},
 };
 
@@ -134,7 +137,7 @@ void take_struct(Dwarf_Die* die, const std::string& name, Want& want, NcclLayout
   for (const auto& [key, sm] : kBoundConstants) {
     if (name != sm.first) continue;
     auto it = found.find(sm.second);
-    if (it != found.end() && it->second.count) out.fields[key] = *it->second.count;
+    if (it != found.end() && it->second.count && !out.fields.count(key)) out.fields[key] = *it->second.count;
   }
 }
 

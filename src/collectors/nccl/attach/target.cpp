@@ -47,6 +47,7 @@ Result<AttachTarget> open_live_target(const SysRoot& root, pid_t pid) {
   }
   t.memory = std::make_shared<LiveMemoryReader>(pid);
   t.file_prefix = root.path(proc + "/root");
+  t.map_files_dir = root.path(proc + "/map_files");
   return t;
 }
 
@@ -99,6 +100,8 @@ AttachTarget core_target(std::shared_ptr<const CoreFile> shared, const std::stri
     if (shared->machine() == EM_X86_64) tt.fs_base = th.fs_base;
     t.threads.push_back(tt);
   }
+  t.truncated = shared->truncated();
+  t.files_note_missing = shared->files().empty();
   if (shared->truncated())
     t.notes.push_back("core file is truncated: " + std::to_string(shared->missing_bytes() >> 10) +
                       " KiB of dumped memory are missing; structures there read as unavailable");

@@ -42,6 +42,13 @@ struct AttachTarget {
   // process's own root (/proc/PID/root, containers); core, "" (the path as
   // recorded, or --nccl-lib).
   std::string file_prefix;
+  // Live: /proc/PID/map_files (through the SysRoot). Its entries open the very
+  // inode that is mapped, also after the file was deleted or replaced on disk.
+  std::string map_files_dir;
+  // Cores: dumped bytes missing past the end of the file, and whether the
+  // mapped-file list (NT_FILE) is missing or cut (gcore writes it last).
+  bool truncated = false;
+  bool files_note_missing = false;
   std::vector<std::string> notes;  // what limits the reading ("core truncated: 12 MiB missing")
 };
 
