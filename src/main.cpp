@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   register_fleet(app, ctx);
   register_prom(app, ctx);
   register_fr(app, ctx);
+  register_perf(app, ctx);
+  register_isolate(app, ctx);
 
   app.footer(
       "Examples:\n"
