@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/perf/perf_analysis.hpp"
+#include "analysis/perf/slow_comm.hpp"
+#include "collectors/fr/loader.hpp"
 #include "analysis/perf/topology.hpp"
 #include "analysis/tree/decision_tree.hpp"
 #include "ccdiag/version.hpp"
@@ -37,6 +39,7 @@ struct PerfOptions {
   std::vector<std::string> bundles;
   std::string baseline;
   std::string save_baseline;
+  std::vector<std::string> fr;
   OutputOptions output;
 };
 
@@ -137,7 +140,9 @@ void render_runs_markdown(const std::vector<RunAnalysis>& runs, std::ostream& ou
 }
 
 int run_perf(const PerfOptions& opts, CommandContext& ctx) {
-  auto files = expand_inputs(opts.inputs);
+  if (opts.inputs.empty() && opts.fr.empty())
+    return report_input_error(ctx, make_error("nothing to read", "perf", "give RESULTS files or --fr DUMPS"));
+  auto files = opts.inputs.empty() ? Result<std::vector<std::string>>(std::vector<std::string>{}) : expand_inputs(opts.inputs);
   if (!files) return report_input_error(ctx, files.error());
   std::vector<PerfRun> runs;
   std::vector<Error> bad;
@@ -154,8 +159,21 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     }
     runs.push_back(std::move(*r));
   }
+  // Flight-recorder dumps of a running or finished job: slow link vs arrival skew.
+  std::vector<fr::RankDump> dumps;
+  std::optional<SlowCommAnalysis> slow;
+  if (!opts.fr.empty()) {
+    fr::LoadOptions lo{"", 0};
+    auto df = fr::discover_dumps(opts.fr, lo);
+    if (!df) return report_input_error(ctx, df.error());
+    if (df->empty()) return report_input_error(ctx, make_error("no flight-recorder dumps found", opts.fr.front()));
+    auto loaded = fr::load_dumps(*df, lo);
+    bad.insert(bad.end(), loaded.bad.begin(), loaded.bad.end());
+    dumps = std::move(loaded.dumps);
+    slow = analyze_slow_comms(dumps);
+  }
   for (const auto& e : bad) ctx.err << "ccdiag: error: " << e.one_line() << '\n';
-  if (runs.empty()) return kExitUsage;
+  if (runs.empty() && dumps.empty()) return kExitUsage;
 
   EvidenceSet set;
   if (!opts.bundles.empty()) {
@@ -198,6 +216,12 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
   }
 
   auto findings = to_findings(analyses);
+  if (slow) {
+    auto sf = slow_comm_findings(*slow, dumps);
+    findings.insert(findings.end(), sf.begin(), sf.end());
+    for (const auto& d : dumps)
+      if (!d.host.empty()) set.add_host(d.host);
+  }
   findings.insert(findings.end(), set.findings.begin(), set.findings.end());
   set.findings = std::move(findings);
   for (const auto& f : runs) set.inputs.push_back(f.file);
@@ -239,6 +263,7 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
         tj.push_back({{"host", t.host}, {"gpus", t.gpus.size()}, {"nics", t.nics.size()}, {"gdr", t.gdr ? nlohmann::json(*t.gdr) : nlohmann::json()},
                       {"nvlink_known", t.nvlink_known}, {"missing", t.missing}, {"fingerprint", t.fingerprint()}});
       j["perf"] = {{"results", res}, {"topology", tj}};
+      if (slow) j["perf"]["fr"] = slow_comm_json(*slow);
       if (!opts.save_baseline.empty()) j["perf"]["saved_baseline"] = opts.save_baseline;
       ctx.out << j.dump(2) << '\n';
       break;
@@ -249,13 +274,22 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
       break;
     case OutputFormat::text:
       render_runs_text(analyses, ctx.out);
+      if (slow) {
+        ctx.out << fmt::format("Flight recorder: {} rank dumps, {} collectives measured, {} communicators\n", dumps.size(),
+                               slow->collectives, slow->comms.size());
+        for (const auto& c : slow->comms)
+          ctx.out << fmt::format("  pg {:<12} {:>3} ranks  wire {:>9.3f} ms  z {:>5.1f}{}\n", c.pg, c.ranks.size(), c.wire_ms, c.z,
+                                 c.slow ? "  SLOW" : "");
+        for (const auto& n : slow->notes) ctx.out << "  note: " << n << "\n";
+        ctx.out << "\n";
+      }
       render_text(report, ctx.out, TextStyle{want_color(1), ctx.global.verbose});
       break;
   }
   const bool problem = std::any_of(analyses.begin(), analyses.end(), [](const RunAnalysis& a) {
     return a.verdict.status == "below_expected" || a.verdict.status == "regression" || a.wrong_total > 0 ||
            a.run->out_of_bounds.value_or(0) > 0 || !a.run->failures.empty();
-  });
+  }) || (slow && (!slow->culprits.empty() || std::any_of(slow->comms.begin(), slow->comms.end(), [](const CommStats& c) { return c.slow; })));
   if (problem || report.verdict.root_cause != kNoProblemFound) return kExitProblem;
   if (!bad.empty()) return kExitPartial;
   return kExitHealthy;
@@ -266,7 +300,8 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
 void register_perf(CLI::App& app, CommandContext& ctx) {
   auto opts = std::make_shared<PerfOptions>();
   auto* sub = app.add_subcommand("perf", "nccl-tests / perftest results against the hardware's bandwidth and a baseline");
-  sub->add_option("results", opts->inputs, "nccl-tests output (text or -J JSON), perftest output, or directories of them")->required();
+  sub->add_option("results", opts->inputs, "nccl-tests output (text or -J JSON), perftest output, or directories of them");
+  sub->add_option("--fr", opts->fr, "Flight-recorder dumps (files or directories): slow link / NIC vs late-arriving rank");
   sub->add_option("--bundle", opts->bundles, "Bundle (dir or tarball) of a host the test ran on: its topology bounds the expected bandwidth");
   sub->add_option("--baseline", opts->baseline, "Compare with this baseline (written by --save-baseline)");
   sub->add_option("--save-baseline", opts->save_baseline, "Add these runs' plateaus to this baseline file (created if absent)");

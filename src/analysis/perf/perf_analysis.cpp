@@ -58,26 +58,37 @@ struct Channel {
   std::string terms, part, cause;
 };
 
-// One GPU's share of the network: its nearest NIC's rate shared by the GPUs
-// behind it, its own PCIe path and the NIC's PCIe path, whichever is smallest.
-Channel channel(const HostTopology& t, const GpuInfo& g, size_t gpu_pos) {
+// Which NIC each GPU of the host drives: its nearest NIC while that one is
+// free, else the next free one, and round-robin once every NIC has a GPU (NCCL
+// spreads channels over NICs the same way). Returns the NIC and how many GPUs share it.
+std::pair<const NicInfo*, int> nic_for(const HostTopology& t, const GpuInfo& g) {
   std::vector<const NicInfo*> act;
   for (const auto& n : t.nics)
     if (n.active()) act.push_back(&n);
-  Channel c;
-  const NicInfo* nic = nullptr;
-  for (const auto* n : act)
-    if (n->device == g.nearest_nic) nic = n;
-  if (!nic && !act.empty()) nic = act[gpu_pos % act.size()];
-  int share = 1;
-  if (nic && !g.nearest_nic.empty()) {
-    share = 0;
-    for (const auto& o : t.gpus)
-      if (o.nearest_nic == nic->device) ++share;
-    share = std::max(share, 1);
-  } else if (nic && !act.empty()) {
-    share = std::max<int>(1, static_cast<int>((t.gpus.size() + act.size() - 1) / act.size()));
+  if (act.empty()) return {nullptr, 1};
+  std::map<const NicInfo*, int> load;
+  const NicInfo* mine = nullptr;
+  for (const auto& o : t.gpus) {
+    const NicInfo* pick = nullptr;
+    for (const auto* n : act)
+      if (n->device == o.nearest_nic && load[n] == 0) pick = n;
+    if (!pick) {
+      int best = 1 << 30;
+      for (const auto* n : act)
+        if (load[n] < best) best = load[n], pick = n;
+    }
+    ++load[pick];
+    if (&o == &g) mine = pick;
   }
+  if (!mine) mine = act.front();
+  return {mine, std::max(1, load[mine])};
+}
+
+// One GPU's share of the network: its NIC's rate shared by the GPUs driving it,
+// its own PCIe path and the NIC's PCIe path, whichever is smallest.
+Channel channel(const HostTopology& t, const GpuInfo& g, size_t /*gpu_pos*/) {
+  Channel c;
+  const auto [nic, share] = nic_for(t, g);
   struct Term {
     double present, nominal;
     std::string text, part, cause;
@@ -202,8 +213,31 @@ std::optional<Expected> expected_for(const PerfRun& run, const std::vector<HostT
   if (hosts.size() == 1) {
     const HostTopology& t = *ts.front();
     if (!t.nvlink_known) {
-      why = "single-host run, and the bundle of " + t.host + " has no nvlink.link evidence (collect where NVML works)";
-      return std::nullopt;
+      // No link states: the GPU model's NVLink (SXM parts we know) bounds the nominal figure only.
+      const auto gpus = used_gpus(run, t, g);
+      int links = 0, ver = 0;
+      for (const GpuInfo* gi : gpus) {
+        if (gi->model_links == 0) {
+          links = 0;
+          break;
+        }
+        links = links ? std::min(links, gi->model_links) : gi->model_links;
+        ver = gi->model_version;
+      }
+      if (gpus.empty() || links == 0) {
+        why = "single-host run, and the bundle of " + t.host + " has no nvlink.link evidence and no NVLink GPU model it knows";
+        return std::nullopt;
+      }
+      const double link = nvlink_link_gbs(ver);
+      e.tolerance = kTolIntra;
+      e.nominal = e.present = links * link * kNvlinkEfficiency;
+      e.formula = fmt::format("{} NVLink{} links (GPU model 0x{:04x}) x {:g} GB/s per direction x {:.2f} (ring efficiency)", links, ver,
+                              gpus.front()->pci_device, link, kNvlinkEfficiency);
+      e.present_formula = e.formula;
+      e.caveats.push_back("NVLink link states are not in the bundle (collect where NVML answers): lanes down cannot be seen");
+      if (run.collective == "all_reduce")
+        e.caveats.push_back("NVLS (NVLink SHARP) all_reduce reports busbw above the line rate; a healthy NVLS run only passes this bar");
+      return e;
     }
     int min_act = 1 << 30, max_tot = 0, ver = 0;
     const GpuInfo* worst = nullptr;

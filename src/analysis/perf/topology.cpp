@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,19 @@ std::optional<double> ib_lane_gbps(const std::string& speed) {
 }
 
 namespace {
+
+// NVLink per SXM model, by PCI device id (NVIDIA product briefs: V100 6 links
+// NVLink2, A100 12 NVLink3, H100/H200 18 NVLink4, H800 8 NVLink4, B200 18 NVLink5).
+std::pair<int, int> nvlink_of_model(int device) {
+  switch (device) {
+    case 0x1db1: case 0x1db5: return {6, 2};
+    case 0x20b0: case 0x20b2: case 0x20b3: return {12, 3};
+    case 0x2330: case 0x2335: return {18, 4};
+    case 0x2324: return {8, 4};
+    case 0x2901: return {18, 5};
+    default: return {0, 0};
+  }
+}
 
 // The bottleneck hop of a device's path to its root port. Widths as trained now;
 // speed at its maximum, because idle GPUs clock their links down (Gen1 at idle is
@@ -91,6 +105,10 @@ HostTopology topology_from_evidence(const std::vector<Evidence>& evidence, const
         g.bdf = d.value("bdf", "");
         g.index = d.value("gpu_index", -1);
         if (auto p = path_of(d)) g.pcie = *p;
+        if (d.contains("path") && d["path"].is_array() && !d["path"].empty() && d["path"][0].contains("device") &&
+            d["path"][0]["device"].is_number_integer())
+          g.pci_device = d["path"][0]["device"].get<int>();
+        std::tie(g.model_links, g.model_version) = nvlink_of_model(g.pci_device);
         if (d.contains("nearest_nic") && d["nearest_nic"].is_object()) {
           g.nearest_nic = d["nearest_nic"].value("nic", "");
           g.nic_level = d["nearest_nic"].value("level", "");

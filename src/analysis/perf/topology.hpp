@@ -35,7 +35,9 @@ struct GpuInfo {
   int index = -1;
   PciePath pcie;
   std::string nearest_nic, nic_level;  // "mlx5_3", "PIX"
-  int nvlinks_active = -1, nvlinks_total = -1, nvlink_version = 0;
+  int nvlinks_active = -1, nvlinks_total = -1, nvlink_version = 0;  // from nvlink.link evidence
+  int pci_device = 0;          // PCI device id of the GPU (0x2330 = H100 SXM5)
+  int model_links = 0, model_version = 0;  // NVLink links/version of that model (0 when not an SXM part we know)
 };
 
 struct NicInfo {

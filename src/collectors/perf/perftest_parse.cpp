@@ -147,6 +147,13 @@ Result<PerfRun> parse_perftest_text(std::string_view text, const std::string& fi
     run.pt_rows.push_back(row);
   }
   if (run.pt_rows.empty()) return make_error("no perftest result rows found (expected a '#bytes #iterations ...' table)", file);
+  if (run.collective.empty()) {
+    // No title (output cut to the table): the program name in the file name, else the table's kind.
+    static const std::regex kProg(R"(ib_(write|read|send|atomic)_(bw|lat))");
+    std::smatch pm;
+    if (std::regex_search(file, pm, kProg)) run.collective = pm[0].str();
+    run.latency_test = run.pt_rows.front().t_avg_us.has_value() || run.pt_rows.front().t_typical_us.has_value();
+  }
   if (run.collective.empty()) run.collective = run.latency_test ? "perftest_lat" : "perftest_bw";
   return run;
 }
