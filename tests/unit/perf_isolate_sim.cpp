@@ -16,7 +16,7 @@ using namespace ccdiag::isolate;
 namespace {
 
 struct Defect {
-  enum Kind { none, host, nic } kind = none;
+  enum Kind { none, bad_host, bad_nic } kind = none;
   std::string host;
   int rail = -1;
 };
@@ -26,7 +26,7 @@ bool passes(const Test& t, const Defect& d) {
   if (d.kind == Defect::none) return true;
   const bool member = std::find(t.hosts.begin(), t.hosts.end(), d.host) != t.hosts.end();
   if (!member) return true;
-  return d.kind == Defect::nic && t.rail != d.rail;
+  return d.kind == Defect::bad_nic && t.rail != d.rail;
 }
 
 struct SimResult {
@@ -70,17 +70,17 @@ TEST_CASE("isolate: one bad host or NIC found within 2*ceil(log2 n)+2 rounds", "
       o.mode = mode;
       std::vector<size_t> where = {0, n / 2, n - 1, std::uniform_int_distribution<size_t>(0, n - 1)(rng)};
       for (size_t w : where)
-        for (auto kind : {Defect::host, Defect::nic}) {
+        for (auto kind : {Defect::bad_host, Defect::bad_nic}) {
           Defect d;
           d.kind = kind;
           d.host = o.hosts[w];
-          d.rail = kind == Defect::nic ? static_cast<int>(w % 8) : -1;
+          d.rail = kind == Defect::bad_nic ? static_cast<int>(w % 8) : -1;
           INFO("n=" << n << " mode=" << mode << " bad=" << d.host << " rail=" << d.rail);
           const auto s = simulate(o, d);
           const auto& c = s.plan.conclusion;
           REQUIRE(c.hosts == std::vector<std::string>{d.host});
-          CHECK(c.kind == (kind == Defect::host ? "culprit_host" : "culprit_nic"));
-          if (kind == Defect::nic) CHECK(c.rail == d.rail);
+          CHECK(c.kind == (kind == Defect::bad_host ? "culprit_host" : "culprit_nic"));
+          if (kind == Defect::bad_nic) CHECK(c.rail == d.rail);
           CHECK(s.rounds <= 2 * ceil_log2(n) + 2);
           CHECK(static_cast<int>(s.plan.rounds.size()) == s.rounds);
           if (std::string(mode) == "pairs") CHECK(s.rounds == 3);

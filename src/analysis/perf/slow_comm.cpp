@@ -49,7 +49,7 @@ SlowCommAnalysis analyze_slow_comms(const std::vector<fr::RankDump>& dumps, cons
   std::map<std::string, std::vector<double>> wire;
   std::map<std::string, CommStats> stats;
   std::map<int, std::pair<int, int>> last_count;  // rank -> (times last, collectives)
-  std::map<int, std::vector<double>> lag, own_dur, others_dur;
+  std::map<int, std::vector<double>> lag, own_dur, peers_dur;  // durations when last: its own, its peers'
   for (const auto& [k, c] : colls) {
     if (c.obs.size() < 2) continue;
     auto& st = stats[c.pg];
@@ -88,7 +88,7 @@ SlowCommAnalysis analyze_slow_comms(const std::vector<fr::RankDump>& dumps, cons
         ++lc.second;
         if (&ob == &*last) ++lc.first;
         lag[ob.rank].push_back((static_cast<double>(ob.created) - med) / 1e6);
-        if (all_dur) (&ob == &*last ? own_dur : others_dur)[ob.rank].push_back(ob.duration_ms);
+        if (all_dur) (&ob == &*last ? own_dur[ob.rank] : peers_dur[last->rank]).push_back(ob.duration_ms);
       }
     }
   }
@@ -154,10 +154,7 @@ SlowCommAnalysis analyze_slow_comms(const std::vector<fr::RankDump>& dumps, cons
     lr.fraction_last = frac;
     lr.median_lag_ms = ml;
     lr.own_median_ms = median(own_dur[rank]);
-    std::vector<double> others;
-    for (const auto& [r, v] : others_dur)
-      if (r != rank) others.insert(others.end(), v.begin(), v.end());
-    lr.others_median_ms = median(others);
+    lr.others_median_ms = median(peers_dur[rank]);
     a.late.push_back(lr);
   }
   return a;

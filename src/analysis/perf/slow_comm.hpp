@@ -38,7 +38,7 @@ struct LateRank {
   std::string host;
   double fraction_last = 0;   // of the collectives it took part in
   double median_lag_ms = 0;
-  double own_median_ms = 0, others_median_ms = 0;  // durations: the late rank waits least
+  double own_median_ms = 0, others_median_ms = 0;  // durations when it is last: its own, its peers' (they wait for it)
 };
 
 struct SlowCommAnalysis {
