@@ -226,6 +226,9 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
   set.findings = std::move(findings);
   for (const auto& f : runs) set.inputs.push_back(f.file);
   for (const auto& e : bad) set.unchecked.push_back(Unchecked{e.context, e.message});
+  // A run with nothing to compare with is not "healthy": say what was not judged.
+  for (const auto& a : analyses)
+    if (a.verdict.status == "unjudged") set.unchecked.push_back(Unchecked{"bandwidth of " + a.run->file, a.verdict.why});
   Report report = decide(set);
   report.ccdiag_version = version_string();
 
