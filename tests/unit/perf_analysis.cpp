@@ -188,3 +188,30 @@ TEST_CASE("perf: data corruption is the first finding whatever the bandwidth", "
   CHECK(f[0].severity == Severity::critical);
   REQUIRE(f[0].provenance[0].line.has_value());
 }
+
+TEST_CASE("perf: ib_write_bw judged against the NIC's port rate and PCIe path", "[perf]") {
+  // Result block in perftest's --report_gbits layout (docs/perf.md), on the fixture host's mlx5_3.
+  const std::string text =
+      "                    RDMA_Write BW Test\n"
+      " Dual-port       : OFF\t\tDevice         : mlx5_3\n"
+      " Number of qps   : 4\t\tTransport type : IB\n"
+      " Link type       : IB\n"
+      "---------------------------------------------------------------------------------------\n"
+      " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+      " 8388608    5000             121.40             120.88               0.001801\n"
+      "---------------------------------------------------------------------------------------\n";
+  auto run = parse_results(text, "ib_write_bw-mlx5_3.txt");
+  REQUIRE(run.ok());
+  // Healthy host: the Gen4 x16 link (252 Gb/s) bounds the 400 Gb/s port; 120.9 is far below.
+  auto a = judged(*run, topo_of("hgx-healthy"));
+  REQUIRE(a.expected.has_value());
+  CHECK(a.expected->nominal == Approx(252.1).epsilon(0.01));
+  CHECK(a.verdict.status == "below_expected");
+  CHECK(a.verdict.bottleneck_cause.empty());
+  // The x8 host: the degraded link allows 126 Gb/s, which the measurement matches.
+  a = judged(*run, topo_of("nic-x8"));
+  CHECK(a.verdict.status == "below_expected");
+  CHECK(a.verdict.bottleneck_cause == "pcie_link_degraded");
+  CHECK(a.verdict.bottleneck.find("measurement matches") != std::string::npos);
+  CHECK(a.key == "ib_write_bw/mlx5_3/8388608");
+}
