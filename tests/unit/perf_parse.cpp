@@ -124,6 +124,10 @@ TEST_CASE("perf: failure breadcrumbs without a table are an input error naming t
   CHECK_FALSE(parse_results("", "x").ok());
   CHECK_FALSE(parse_results("{\"a\": 1}", "x.json").ok());
   CHECK_FALSE(parse_results("{bad json", "x.json").ok());
+  // Fields of unexpected types are input errors, not exceptions.
+  CHECK_FALSE(parse_results(R"({"version":"three","results":[{"size":1024}]})", "x.json").ok());
+  CHECK_FALSE(parse_results(R"({"test_info":{"test":7},"results":{}})", "x.json").ok());
+  CHECK_FALSE(parse_baseline(nlohmann::json{{"format", "ccdiag-perf-baseline"}, {"version", 1}, {"host", 3}}, "b").ok());
 }
 
 TEST_CASE("perf: nccl-tests -J JSON v3 with wrong counts, string root, env reduced", "[perf]") {
@@ -193,4 +197,28 @@ TEST_CASE("perf: perftest latency table by header names", "[perf]") {
   const auto m = measure(*r);
   CHECK(m.latency_floor_us == Approx(1.89));
   CHECK_FALSE(m.plateau.has_value());
+}
+
+TEST_CASE("perf: parsers survive mutated inputs (deterministic byte flips, truncations)", "[perf]") {
+  // A cheap stand-in for fuzz/perf_results_fuzz.cpp in every build: never a crash, an error or a run.
+  const std::vector<std::string> seeds = {slurp("real/nccl-tests-2.20.0-all_reduce-2host-gb10.txt"),
+                                          slurp("real/perftest-ib_write_bw-postlist-gbits.txt"),
+                                          slurp("scenario/all_reduce_perf-2x8-wrong.json")};
+  uint32_t x = 2463534242u;
+  auto next = [&] { return x ^= x << 13, x ^= x >> 17, x ^= x << 5; };
+  size_t ok = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = seeds[i % seeds.size()];
+    const int flips = 1 + next() % 8;
+    for (int k = 0; k < flips; ++k) s[next() % s.size()] = static_cast<char>(next() & 0xff);
+    if (i % 5 == 0) s.resize(next() % s.size());
+    auto r = parse_results(s, "m");
+    if (r) {
+      ++ok;
+      auto a = measure(*r);
+      judge(a, {}, nullptr);
+      (void)run_json(a);
+    }
+  }
+  CHECK(ok > 100);  // most mutations keep a parsable table
 }

@@ -558,7 +558,7 @@ json baseline_json(const std::vector<RunAnalysis>& runs, const std::vector<HostT
           {"entries", arr}};
 }
 
-Result<Baseline> parse_baseline(const json& j, const std::string& file) {
+Result<Baseline> parse_baseline(const json& j, const std::string& file) try {
   if (!j.is_object() || j.value("format", "") != "ccdiag-perf-baseline")
     return make_error("not a ccdiag perf baseline (format \"ccdiag-perf-baseline\" expected)", file,
                       "create one with ccdiag perf RESULTS --save-baseline FILE");
@@ -582,6 +582,8 @@ Result<Baseline> parse_baseline(const json& j, const std::string& file) {
     b.entries.push_back(std::move(be));
   }
   return b;
+} catch (const json::exception& e) {
+  return make_error(std::string("unexpected field type in baseline: ") + e.what(), file);
 }
 
 }  // namespace ccdiag::perf

@@ -95,7 +95,7 @@ HostTopology topology_from_evidence(const std::vector<Evidence>& evidence, const
   std::map<std::string, NicInfo> nic_pcie;  // rdma device -> pcie path
   std::map<int, std::pair<int, int>> nvl;   // gpu index -> (active, total)
   std::map<int, int> nvl_version;
-  for (const auto& e : evidence) {
+  for (const auto& e : evidence) try {
     if (e.subject.host && *e.subject.host != host) continue;
     const json& d = e.data;
     if (e.kind == "pcie.link" && e.availability.is_ok()) {
@@ -145,6 +145,9 @@ HostTopology topology_from_evidence(const std::vector<Evidence>& evidence, const
       if (d.value("active", false)) ++act;
       nvl_version[gi] = std::max(nvl_version[gi], d.value("version", 0));
     }
+  } catch (const json::exception&) {
+    // An item with fields of unexpected types (a hand-edited or foreign bundle) bounds nothing.
+    t.missing.push_back(e.kind + " (malformed item)");
   }
   // Same HCA type on one host: the best trained rate is what each port can do.
   for (auto& n : t.nics) {

@@ -265,7 +265,21 @@ Result<PerfRun> parse_nccl_tests_text(std::string_view text, const std::string& 
   return run;
 }
 
+namespace {
+Result<PerfRun> parse_nccl_tests_json_doc(std::string_view text, const std::string& file);
+}
+
+// A field of an unexpected JSON type is an input error naming the file, never an exception.
 Result<PerfRun> parse_nccl_tests_json(std::string_view text, const std::string& file) {
+  try {
+    return parse_nccl_tests_json_doc(text, file);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("unexpected JSON field type: ") + e.what(), file);
+  }
+}
+
+namespace {
+Result<PerfRun> parse_nccl_tests_json_doc(std::string_view text, const std::string& file) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -351,6 +365,7 @@ Result<PerfRun> parse_nccl_tests_json(std::string_view text, const std::string& 
   if (run.rows.empty()) return make_error("nccl-tests JSON has no result rows", file);
   return run;
 }
+}  // namespace
 
 Result<PerfRun> parse_results(std::string_view text, const std::string& file) {
   std::string_view t = trim(text);

@@ -158,7 +158,20 @@ Result<PerfRun> parse_perftest_text(std::string_view text, const std::string& fi
   return run;
 }
 
+namespace {
+Result<PerfRun> parse_perftest_json_doc(std::string_view text, const std::string& file);
+}
+
 Result<PerfRun> parse_perftest_json(std::string_view text, const std::string& file) {
+  try {
+    return parse_perftest_json_doc(text, file);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("unexpected JSON field type: ") + e.what(), file);
+  }
+}
+
+namespace {
+Result<PerfRun> parse_perftest_json_doc(std::string_view text, const std::string& file) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -210,5 +223,7 @@ Result<PerfRun> parse_perftest_json(std::string_view text, const std::string& fi
   if (run.collective.empty()) run.collective = run.latency_test ? "perftest_lat" : "perftest_bw";
   return run;
 }
+
+}  // namespace
 
 }  // namespace ccdiag::perf
