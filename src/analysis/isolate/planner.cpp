@@ -149,6 +149,7 @@ Plan advance(const Options& o, const Oracle& oracle) {
   };
 
   std::vector<std::string> cleared = o.good;
+  bool more_faults = false;
   if (o.mode == "bisect") {
     std::vector<std::string> X = S;
     int number = 2;
@@ -176,6 +177,7 @@ Plan advance(const Options& o, const Oracle& oracle) {
       if (fa && fb) {
         // Two defects (or one between the halves): keep narrowing the first; report the rest.
         p.decisions.push_back("both halves fail: more than one fault; narrowing half a first");
+        more_faults = true;
       }
       X = fa ? A : B;
       ++number;
@@ -200,7 +202,10 @@ Plan advance(const Options& o, const Oracle& oracle) {
       c.summary = fmt::format("{} fail only together on rail {}: the path between them or an intermittent fault", join(X, " and "), rail);
       return p;
     }
-    return conclude(culprits, *r);
+    Plan out = conclude(culprits, *r);
+    if (more_faults)
+      out.conclusion.summary += "; another fault remains in the other half: rerun without the culprit (HOSTS minus it)";
+    return out;
   }
 
   // pairs: a perfect matching of the suspects on the bad rail, all pairs concurrently
