@@ -227,6 +227,8 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
   for (const auto& f : runs) set.inputs.push_back(f.file);
   for (const auto& e : bad) set.unchecked.push_back(Unchecked{e.context, e.message});
   // A run with nothing to compare with is not "healthy": say what was not judged.
+  if (slow)
+    for (const auto& n : slow->notes) set.unchecked.push_back(Unchecked{"links from flight-recorder dumps", n});
   for (const auto& a : analyses)
     if (a.verdict.status == "unjudged") set.unchecked.push_back(Unchecked{"bandwidth of " + a.run->file, a.verdict.why});
   Report report = decide(set);

@@ -140,6 +140,10 @@ class PerfFlightRecorder(unittest.TestCase):
         doc, _ = perf("--fr", fr, rc=0)
         self.assertEqual(doc["perf"]["fr"]["culprits"], [])
         self.assertFalse(any(c["slow"] for c in doc["perf"]["fr"]["communicators"]))
+        # one communicator only: nothing to compare it with, which is said, not called healthy
+        if len(doc["perf"]["fr"]["communicators"]) < 3:
+            self.assertTrue(any("flight-recorder" in u["what"] for u in doc["unchecked"]))
+            self.assertLess(doc["verdict"]["confidence"], 0.7)
 
 
 if __name__ == "__main__":
