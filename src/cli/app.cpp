@@ -31,6 +31,8 @@ void build_app(CLI::App& app, CommandContext& ctx) {
   register_fleet(app, ctx);
   register_prom(app, ctx);
   register_fr(app, ctx);
+  register_perf(app, ctx);
+  register_isolate(app, ctx);
 
   app.footer(
       "Examples:\n"

@@ -63,5 +63,7 @@ void register_analyze(CLI::App& app, CommandContext& ctx);
 void register_fleet(CLI::App& app, CommandContext& ctx);
 void register_prom(CLI::App& app, CommandContext& ctx);
 void register_fr(CLI::App& app, CommandContext& ctx);
+void register_perf(CLI::App& app, CommandContext& ctx);
+void register_isolate(CLI::App& app, CommandContext& ctx);
 
 }  // namespace ccdiag
