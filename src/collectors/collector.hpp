@@ -36,6 +36,10 @@ struct CollectorInfo {
   // Evidence kind recorded when the collector times out or fails, so the
   // tree knows which layer went unchecked ("kernel.source" -> hardware).
   std::string failure_kind = {};
+  // The work grows with the target (threads to stop and unwind per rank), so
+  // the budget is --timeout itself, not min(budget, timeout): a loaded host
+  // given `--timeout 30` must get 30 s for stacks, not a fixed 5 s.
+  bool follows_timeout = false;
 };
 
 // Every collector, in bundle order (collectors/registry.cpp).
@@ -49,7 +53,8 @@ struct CollectResult {
   std::vector<Unchecked> unchecked;
 };
 
-// Runs every collector concurrently, each in a child with min(budget, timeout);
+// Runs every collector concurrently, each in a child with min(budget, timeout)
+// (timeout itself for a collector that follows_timeout);
 // returns within `timeout` (plus process start/stop overhead).
 CollectResult collect_host(const CollectContext& ctx, std::chrono::milliseconds timeout);
 

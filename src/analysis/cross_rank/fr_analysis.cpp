@@ -740,10 +740,22 @@ class Analyzer {
     f.details["timed_out"] = retired;
     f.details["group_size"] = g.members.size();
     f.details["tail_seqs"] = hi - s;
-    f.summary = fmt::format(
-        "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed ({} started on the GPU) — the hang "
-        "is below the framework (NCCL, transport or hardware)",
-        g.name, g.desc, s, f.op, present.size(), started);
+    const std::string& backend = dumps_[static_cast<size_t>(ref.d)].backend;
+    if (!backend.empty() && !device_backend(backend)) {
+      // A CPU backend (gloo) has no device, no "started" state and no RDMA:
+      // every member is inside, so the wait is in its TCP transport or on a
+      // peer process that stopped answering without leaving the collective.
+      f.details["backend"] = backend;
+      f.summary = fmt::format(
+          "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed — {} records no device "
+          "progress; the wait is in its TCP transport or a peer process that stopped answering",
+          g.name, g.desc, s, f.op, present.size(), backend);
+    } else {
+      f.summary = fmt::format(
+          "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed ({} started on the GPU) — the "
+          "hang is below the framework (NCCL, transport or hardware)",
+          g.name, g.desc, s, f.op, present.size(), started);
+    }
     f.stack = stack_of(ref.d, *ref.u);
     f.stack_rank = g.members[ref.m];
     add_files(f, {ref.d});
@@ -1142,6 +1154,21 @@ FrAnalysis analyze_fr(const std::vector<RankDump>& dumps, const FrAnalyzeOptions
   std::set<std::string> versions;
   for (const auto& d : dumps) versions.insert(d.version.empty() ? "(none)" : d.version);
   if (versions.size() > 1) out.notes.push_back(fmt::format("dumps carry different format versions: {}", fmt::join(versions, ", ")));
+  std::set<std::string> backends;
+  size_t derived = 0;
+  for (const auto& d : dumps) {
+    if (!d.backend.empty()) backends.insert(d.backend);
+    derived += d.states_derived;
+  }
+  // Findings of a CPU-only job say so: the supports then leave GPU, NVLink
+  // and RDMA causes out (fr_findings.cpp).
+  if (!backends.empty() && std::none_of(backends.begin(), backends.end(), [](const std::string& b) { return device_backend(b); }))
+    for (auto& f : out.findings) f.details["backend"] = *backends.begin();
+  for (const auto& b : backends)
+    if (!device_backend(b))
+      out.notes.push_back(fmt::format("backend {}: entries stay \"scheduled\" (no device progress is recorded); "
+                                      "{} entries taken as completed from pg_status",
+                                      b, derived));
   return out;
 }
 
