@@ -11,7 +11,7 @@ PACKAGES=(
   libdw-dev libelf-dev elfutils gdb libarchive-dev zlib1g-dev libre2-dev libhyperscan-dev
   libibverbs-dev rdma-core
   clang libclang-rt-14-dev
-  python3 python3-jsonschema
+  python3 python3-jsonschema python3-venv
   ripgrep pdsh clustershell
   chromium fonts-dejavu-core
 )

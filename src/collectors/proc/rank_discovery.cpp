@@ -121,6 +121,7 @@ std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* 
   r.world_size = env_int(r.env, "WORLD_SIZE");
   if (!r.world_size) r.world_size = env_int(r.env, "OMPI_COMM_WORLD_SIZE");
   r.local_world_size = env_int(r.env, "LOCAL_WORLD_SIZE");
+  if (!r.local_world_size) r.local_world_size = env_int(r.env, "OMPI_COMM_WORLD_LOCAL_SIZE");
   // A zombie's environ and maps read empty (the kernel freed them): not denied.
   // A process that exited while it was read is gone, not denied either.
   if (denied && (r.dead() || !root.read_line(dir + "/stat"))) denied = false;
