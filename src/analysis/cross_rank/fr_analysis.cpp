@@ -96,6 +96,11 @@ class Analyzer {
 
   FrAnalysis run() {
     out_.ranks = dumps_.size();
+    // A CPU backend (gloo): "completed" comes from pg_status and means the
+    // work finished, with success or with an error (a timed-out collective
+    // is "completed" too). It does not prove that every member was in it.
+    cpu_backend_ = std::any_of(dumps_.begin(), dumps_.end(), [](const RankDump& d) { return !d.backend.empty(); }) &&
+                   std::none_of(dumps_.begin(), dumps_.end(), [](const RankDump& d) { return device_backend(d.backend); });
     build_groups();
     build_units();
     find_blocked();
@@ -127,6 +132,8 @@ class Analyzer {
   std::vector<size_t> ents_off_;
   std::vector<uint64_t> tkey_, skey_, dkey_, stkey_;
   std::vector<std::string> self_size_, self_dtype_;
+
+  bool cpu_backend_ = false;
 
   const FrEntry& entry(int d, uint32_t i) const { return dumps_[static_cast<size_t>(d)].entries[i]; }
   const OpInfo& op_of(int d, const FrEntry& e) const { return info_[static_cast<size_t>(d)].ops[e.name]; }
@@ -404,8 +411,9 @@ class Analyzer {
       std::vector<int> out_of_window;
       // A collective completed on any rank had every member in it: absent
       // ranks lost those records (ring buffer, reset epoch), they did not skip it.
-      const bool completed_somewhere = std::any_of(present.begin(), present.end(),
-                                                   [](const Present& p) { return p.u->state == FrState::completed; });
+      const bool completed_somewhere = !cpu_backend_ && std::any_of(present.begin(), present.end(), [](const Present& p) {
+        return p.u->state == FrState::completed;
+      });
       for (size_t m : absent) {
         Absent a = completed_somewhere ? Absent::out_of_window : classify_absent(g, m, s, t_s);
         if (a == Absent::out_of_window) out_of_window.push_back(g.members[m]);
@@ -706,7 +714,9 @@ class Analyzer {
       if (!self_dtype[i].empty()) bad_dt.push_back(i);
     if (!bad_dt.empty() && bad_dt.size() < n) return make("dtype_mismatch", bad_dt, self_dtype[bad_dt.front()]);
     if (auto idx = minority(dkey); !idx.empty()) return make("dtype_mismatch", idx, "dtypes differ from the majority");
-    if (auto idx = minority(stkey); !idx.empty()) {
+    // A CPU backend's states only say which ranks had finished (or failed)
+    // the work when they dumped: a difference is timing, not a fault.
+    if (auto idx = cpu_backend_ ? std::vector<size_t>{} : minority(stkey); !idx.empty()) {
       // Some completed and some not, or (with timing) some GPUs started and
       // some did not: the ranks in the minority state are the odd ones.
       auto f = make("state_mismatch", idx, "state differs from the majority");

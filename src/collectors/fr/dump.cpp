@@ -560,6 +560,7 @@ Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& fil
     PView e = entries.item(k);
     if (e.is_dict()) dec.decode(*e.n);
   }
+  apply_backend_semantics(out);
   return out;
 }
 

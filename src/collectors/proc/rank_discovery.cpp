@@ -158,10 +158,15 @@ bool looks_like_rank(const RankProcess& p) {
 // launcher starts local ranks in order, so pid order is local-rank order).
 void add_dead_ranks(std::map<int64_t, RankProcess>& procs, const std::set<int64_t>& ranks, RankDiscovery& d) {
   std::map<int64_t, std::vector<int64_t>> zombies_of;  // parent -> zombie children
-  std::set<int64_t> rank_parents;
-  for (int64_t pid : ranks) rank_parents.insert(procs[pid].ppid);
-  for (const auto& [pid, p] : procs)
-    if (p.dead() && (rank_parents.count(p.ppid) || !p.launcher.empty())) zombies_of[p.ppid].push_back(pid);
+  // parent -> comms of its live rank children: a zombie sibling under a plain
+  // shell is a dead rank only when it ran the same program (comm survives).
+  std::map<int64_t, std::set<std::string>> rank_parents;
+  for (int64_t pid : ranks) rank_parents[procs[pid].ppid].insert(procs[pid].comm);
+  for (const auto& [pid, p] : procs) {
+    if (!p.dead()) continue;
+    const auto it = rank_parents.find(p.ppid);
+    if (!p.launcher.empty() || (it != rank_parents.end() && it->second.count(p.comm))) zombies_of[p.ppid].push_back(pid);
+  }
   for (auto& [parent, zs] : zombies_of) {
     std::sort(zs.begin(), zs.end());
     std::set<int> present;
@@ -211,13 +216,22 @@ RankDiscovery discover_ranks(const SysRoot& root) {
     if (looks_like_rank(*p)) candidates.insert(p->pid);
     procs.emplace(p->pid, std::move(*p));
   }
-  // A candidate with a candidate ancestor is that rank's worker.
+  // A candidate with a candidate ancestor of the same rank variables is that
+  // rank's worker (a forked child inherits the environment unchanged). An
+  // ancestor with other rank variables is a launcher (torchrun under srun has
+  // SLURM_PROCID and maps libtorch, its workers have RANK): not an owner.
+  auto same_rank_env = [&](const RankProcess& a, const RankProcess& b) {
+    for (const char* k : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"})
+      if (a.env.contains(k) != b.env.contains(k) || (a.env.contains(k) && a.env[k] != b.env[k])) return false;
+    return true;
+  };
   std::set<int64_t> ranks;
   for (int64_t pid : candidates) {
     int64_t up = procs[pid].ppid;
     std::optional<int64_t> owner;
     for (int depth = 0; depth < 8 && up > 1; ++depth) {
-      if (candidates.count(up)) owner = up;  // keep climbing: the outermost candidate is the rank
+      // Keep climbing: the outermost such candidate is the rank.
+      if (candidates.count(up) && same_rank_env(procs[up], procs[pid])) owner = up;
       auto it = procs.find(up);
       if (it == procs.end()) break;
       up = it->second.ppid;
@@ -230,6 +244,17 @@ RankDiscovery discover_ranks(const SysRoot& root) {
     procs[*owner].workers.push_back(RankProcess::Worker{w.pid, w.ppid, w.comm, w.state});
     ++d.workers;
   }
+  // A "rank" without RANK/LOCAL_RANK whose children are ranks with them is
+  // their launcher (torchrun's agent inside an srun step).
+  std::set<int64_t> launchers;
+  for (int64_t pid : ranks) {
+    const auto& p = procs[pid];
+    if (p.env.contains("RANK") || p.env.contains("LOCAL_RANK")) continue;
+    for (int64_t c : ranks)
+      if (procs[c].ppid == pid && (procs[c].env.contains("RANK") || procs[c].env.contains("LOCAL_RANK")))
+        launchers.insert(pid);
+  }
+  for (int64_t pid : launchers) ranks.erase(pid);
   for (int64_t pid : ranks) d.ranks.push_back(procs[pid]);
   add_dead_ranks(procs, ranks, d);
   std::sort(d.ranks.begin(), d.ranks.end(), [](const RankProcess& a, const RankProcess& b) {
