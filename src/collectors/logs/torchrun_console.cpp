@@ -6,6 +6,8 @@
 
 namespace ccdiag::logs {
 
+bool decisive_signal(const std::string& sig) { return !sig.empty() && sig != "SIGABRT" && sig != "SIGTERM"; }
+
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -70,16 +72,32 @@ std::string rank_text(const TorchrunFailure& f) {
   return s;
 }
 
+// The worker died of the agent's closing signal. A worker that was sent it
+// but had already raised (exit code 1 in the table) failed on its own.
 bool stopped_by_agent(const TorchrunConsole& c, const TorchrunFailure& f) {
-  if (f.pid && c.agent_terminated.count(*f.pid)) return true;
+  if (f.signal != "SIGTERM") return false;
   // Without the "Sending process" lines (console cut), an exit by SIGTERM in a
   // table that also holds another failure is still the agent's doing.
-  return f.signal == "SIGTERM" && c.failures.size() > 1;
+  return (f.pid && c.agent_terminated.count(*f.pid)) || c.failures.size() > 1;
+}
+
+// The rank the console blames: a root cause dead by a decisive signal, else
+// the only worker the agent had to stop while every other one raised.
+std::optional<int> console_culprit(const TorchrunConsole& c) {
+  if (const auto* rc = c.root_cause(); rc && rc->rank && decisive_signal(rc->signal) && !stopped_by_agent(c, *rc))
+    return rc->rank;
+  std::vector<const TorchrunFailure*> by_agent, raised;
+  std::set<int> seen;
+  for (const auto& f : c.failures) {
+    if (!f.rank || !seen.insert(*f.rank).second) continue;
+    if (stopped_by_agent(c, f)) by_agent.push_back(&f);
+    else if (f.exitcode && *f.exitcode > 0) raised.push_back(&f);
+  }
+  if (by_agent.size() == 1 && raised.size() >= 2) return by_agent.front()->rank;
+  return std::nullopt;
 }
 
 }  // namespace
-
-bool decisive_signal(const std::string& sig) { return !sig.empty() && sig != "SIGABRT" && sig != "SIGTERM"; }
 
 std::optional<int> TorchrunConsole::rank_of_pid(int64_t pid) const {
   for (const auto& f : failures)
@@ -205,14 +223,22 @@ void adjust_torchrun_finding(const TorchrunConsole& c, Finding& f) {
   for (const auto& x : c.failures)
     if (x.pid && *x.pid == pid) entry = &x;
   const int64_t code = entry && entry->exitcode ? *entry->exitcode : num_field(f.fields, "exitcode");
-  if (c.agent_terminated.count(pid) || (entry && stopped_by_agent(c, *entry))) {
+  const auto culprit = console_culprit(c);
+  if (f.id == "torchelastic.closing_signal" || (entry && stopped_by_agent(c, *entry)) ||
+      (!entry && c.agent_terminated.count(pid) && code == -15)) {
     f.role = FindingRole::cascade;
     f.caused_by = "torchrun's agent stopping the surviving workers after the first failure";
+  } else if (culprit && f.subject.rank && *f.subject.rank != *culprit) {
+    // Another worker's exit after the rank the console blames.
+    f.role = FindingRole::cascade;
+    f.caused_by = "rank " + std::to_string(*culprit);
   } else if (code > 0) {
     // The rank raised: its own exception lines carry the cause.
     f.role = FindingRole::context;
   } else if (const auto* rc = c.root_cause(); rc && rc->pid && *rc->pid == pid) {
     f.role = FindingRole::context;  // torchrun.root_cause carries this vote once
+  } else if (culprit && f.subject.rank == culprit) {
+    f.role = FindingRole::context;  // torchrun.odd_rank_out carries the vote
   }
 }
 
