@@ -178,7 +178,8 @@ bool signal_matches(const Signal& s, std::string_view line) {
 bool is_distributed_exception(std::string_view line) {
   for (const char* k : {"NCCL", "nccl", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
                         "collective", "Watchdog", "timeout", "Timeout", "Connection", "CUDA", "cuda",
-                        "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt"})
+                        "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
+                        "gloo", "Timed out"})
     if (has(line, k)) return true;
   return false;
 }
