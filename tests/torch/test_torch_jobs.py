@@ -46,6 +46,7 @@ class ScenarioTest(unittest.TestCase):
     ready_ranks = range(NPROC)
     fr_causes = None      # verdicts `ccdiag fr` may give; None: same as `causes`
     logs_culprit = True   # the console and rank logs alone can name the culprit
+    logs_ambiguous = False  # ... but not tell the hang causes apart (see test_post_mortem_logs)
 
     @classmethod
     def setUpClass(cls):
@@ -109,6 +110,18 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(len(ours), NPROC, json.dumps(ours)[:2000])
 
     def test_post_mortem_logs(self):
+        if self.logs_ambiguous:
+            # The console and the logs name the rank that never joined (the
+            # only one the agent had to stop) but cannot tell whether it
+            # skipped the collective, was stuck or was late: an honest
+            # "insufficient_evidence" with the right culprit and the right
+            # leading candidate, or a verdict among the causes.
+            cause, rank, _ = verdict(self.logs_doc)
+            self.assertIn(cause, self.causes + ("insufficient_evidence",), describe(self.logs_doc))
+            self.assertEqual(rank, self.culprit, describe(self.logs_doc))
+            lead = (self.logs_doc.get("alternatives") or [{}])[0].get("root_cause")
+            self.assertIn(cause if cause != "insufficient_evidence" else lead, self.causes, describe(self.logs_doc))
+            return
         self.check(self.logs_doc, self.causes, culprit=self.logs_culprit, what="console + rank logs")
 
     def test_flight_recorder(self):
@@ -141,17 +154,20 @@ class Healthy(ScenarioTest):
 
 
 class SkipsCollective(ScenarioTest):
+    logs_ambiguous = True
     scenario = "skip"
     causes = HOST_CODE
     fr_causes = HOST_CODE
 
 
 class BusyRank(ScenarioTest):
+    logs_ambiguous = True
     scenario = "busy"
     causes = ("rank_stuck_in_host_code", "rank_skips_collective", "straggler_or_timeout_too_short")
 
 
 class StuckInDataLoader(ScenarioTest):
+    logs_ambiguous = True
     scenario = "dataloader"
     causes = HOST_CODE
 

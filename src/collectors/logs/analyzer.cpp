@@ -486,7 +486,12 @@ LogAnalysis LogAnalyzer::Impl::finish() {
   // failure whatever the lines around it say (torchrun_console.hpp).
   std::optional<size_t> torchrun_first;
   torchrun.begin_file({});  // flush a table still open at the end of the last file
-  if (const TorchrunConsole& tc = torchrun.result(); !tc.empty()) {
+  if (TorchrunConsole tc = torchrun.result(); !tc.empty()) {
+    // Which ranks logged a collective timeout: the silent one is the suspect.
+    for (const auto& g : groups)
+      if (g.f.subject.rank && (g.f.id == "gloo.timeout" || g.f.id == "pytorch.watchdog.timeout" ||
+                               g.f.id == "pytorch.watchdog.blocking_wait_timeout"))
+        tc.timed_out.insert(*g.f.subject.rank);
     for (auto& g : groups) adjust_torchrun_finding(tc, g.f);
     for (auto& f : torchrun_findings(tc)) {
       Group g;

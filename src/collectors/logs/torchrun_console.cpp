@@ -81,6 +81,25 @@ bool stopped_by_agent(const TorchrunConsole& c, const TorchrunFailure& f) {
   return (f.pid && c.agent_terminated.count(*f.pid)) || c.failures.size() > 1;
 }
 
+// Every worker the table lists but one logged a collective timeout: that one
+// was not in the collective the others waited in. (Which workers the agent
+// then stopped is a race with their own exits, so the timeouts decide.)
+std::optional<int> silent_rank(const TorchrunConsole& c) {
+  std::set<int> all;
+  for (const auto& f : c.failures)
+    if (f.rank) all.insert(*f.rank);
+  if (all.size() < 3 || c.timed_out.size() + 1 != all.size()) return std::nullopt;
+  std::optional<int> silent;
+  for (int r : all)
+    if (!c.timed_out.count(r)) {
+      if (silent) return std::nullopt;
+      silent = r;
+    }
+  for (int r : c.timed_out)
+    if (!all.count(r)) return std::nullopt;
+  return silent;
+}
+
 // The rank the console blames: a root cause dead by a decisive signal, else
 // the only worker the agent had to stop while every other one raised.
 std::optional<int> console_culprit(const TorchrunConsole& c) {
@@ -94,6 +113,7 @@ std::optional<int> console_culprit(const TorchrunConsole& c) {
     else if (f.exitcode && *f.exitcode > 0) raised.push_back(&f);
   }
   if (by_agent.size() == 1 && raised.size() >= 2) return by_agent.front()->rank;
+  if (auto r = silent_rank(c)) return r;
   return std::nullopt;
 }
 
@@ -228,6 +248,12 @@ void adjust_torchrun_finding(const TorchrunConsole& c, Finding& f) {
       (!entry && c.agent_terminated.count(pid) && code == -15)) {
     f.role = FindingRole::cascade;
     f.caused_by = "torchrun's agent stopping the surviving workers after the first failure";
+  } else if (entry && entry->signal == "SIGABRT") {
+    // A process that aborts has logged why just before (std::terminate on
+    // gloo::EnforceNotMet, the NCCL watchdog): the abort follows from that.
+    f.role = FindingRole::cascade;
+    f.caused_by = "the error " + (entry->rank ? "rank " + std::to_string(*entry->rank) : std::string("it")) +
+                  " logged before it aborted";
   } else if (culprit && f.subject.rank && *f.subject.rank != *culprit) {
     // Another worker's exit after the rank the console blames.
     f.role = FindingRole::cascade;
@@ -288,36 +314,34 @@ std::vector<Finding> torchrun_findings(const TorchrunConsole& c) {
     }
     out.push_back(std::move(x));
   }
-  // The odd rank out: every other worker failed on its own and this one had
-  // to be stopped. It was not where the others were when they gave up.
-  if (!rc_signal) {
-    std::vector<const TorchrunFailure*> by_agent, raised;
-    std::set<int> seen;
-    for (const auto& f : c.failures) {
-      if (!f.rank || !seen.insert(*f.rank).second) continue;
-      if (stopped_by_agent(c, f)) by_agent.push_back(&f);
-      else if (f.exitcode && *f.exitcode > 0) raised.push_back(&f);
-    }
-    if (by_agent.size() == 1 && raised.size() >= 2) {
-      const TorchrunFailure& o = *by_agent.front();
+  // The odd rank out: every other worker timed out in a collective (or
+  // failed on its own) and this one did not; the agent had to stop it.
+  if (!rc_signal)
+    if (const auto odd_rank = console_culprit(c)) {
+      const TorchrunFailure* o = nullptr;
+      for (const auto& f : c.failures)
+        if (f.rank == odd_rank) o = &f;
       Finding x;
       x.id = "torchrun.odd_rank_out";
       x.layer = Layer::framework;
       x.severity = Severity::error;
       x.role = FindingRole::primary;
-      x.subject.rank = o.rank;
-      x.subject.pid = o.pid;
-      if (!o.host.empty()) x.subject.host = o.host;
-      x.provenance.push_back(Provenance{o.file, o.line, "Failures: " + rank_text(o) + " exitcode -15 (SIGTERM)"});
-      x.summary = "torchrun: " + rank_text(o) + " is the only worker that did not fail on its own: the other " +
-                  std::to_string(raised.size()) + " raised and exited, and the agent had to stop it with SIGTERM — " +
-                  "it was not in the collective the others gave up on";
-      x.fields = {{"rank", *o.rank}, {"raised", raised.size()}};
+      x.subject.rank = odd_rank;
+      x.subject.pid = o->pid;
+      if (!o->host.empty()) x.subject.host = o->host;
+      x.provenance.push_back(Provenance{o->file, o->line, "Failures: " + rank_text(*o)});
+      const bool by_timeouts = !c.timed_out.empty();
+      x.summary = "torchrun: " + rank_text(*o) + " is the only worker that " +
+                  (by_timeouts ? "logged no collective timeout while the other " + std::to_string(c.timed_out.size()) +
+                                     " timed out"
+                               : std::string("did not fail on its own while the others raised")) +
+                  (stopped_by_agent(c, *o) ? "; the agent stopped it with SIGTERM" : std::string()) +
+                  " — it was not in the collective the others gave up on";
+      x.fields = {{"rank", *odd_rank}, {"timed_out", c.timed_out}};
       x.supports = {{"rank_stuck_in_host_code", 4.0}, {"rank_skips_collective", 3.0},
                     {"straggler_or_timeout_too_short", 2.0}};
       out.push_back(std::move(x));
     }
-  }
   return out;
 }
 

@@ -42,6 +42,9 @@ struct TorchrunFailure {
 struct TorchrunConsole {
   std::vector<TorchrunFailure> failures;
   std::set<int64_t> agent_terminated;  // pids the agent sent its closing signal
+  // Ranks that logged a collective timeout (gloo.timeout, the NCCL watchdog):
+  // filled by the analyser from its findings before the calls below.
+  std::set<int> timed_out;
   bool empty() const { return failures.empty() && agent_terminated.empty(); }
   // Rank of a worker pid, from the failure tables.
   std::optional<int> rank_of_pid(int64_t pid) const;
