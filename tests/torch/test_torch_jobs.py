@@ -85,6 +85,7 @@ class ScenarioTest(unittest.TestCase):
 
     def check(self, doc, causes, culprit=True, what=""):
         cause, rank, conf = verdict(doc)
+        print(f"\n  [{self.scenario}] {what}: {cause} rank {rank} confidence {conf}", file=sys.stderr)
         self.assertIn(cause, causes, f"{what}: {describe(doc)}")
         if culprit:
             self.assertEqual(rank, self.culprit, f"{what}: {describe(doc)}")
@@ -116,7 +117,8 @@ class ScenarioTest(unittest.TestCase):
             # skipped the collective, was stuck or was late: an honest
             # "insufficient_evidence" with the right culprit and the right
             # leading candidate, or a verdict among the causes.
-            cause, rank, _ = verdict(self.logs_doc)
+            cause, rank, conf = verdict(self.logs_doc)
+            print(f"\n  [{self.scenario}] console + rank logs: {cause} rank {rank} confidence {conf}", file=sys.stderr)
             self.assertIn(cause, self.causes + ("insufficient_evidence",), describe(self.logs_doc))
             self.assertEqual(rank, self.culprit, describe(self.logs_doc))
             lead = (self.logs_doc.get("alternatives") or [{}])[0].get("root_cause")
@@ -140,14 +142,16 @@ class Healthy(ScenarioTest):
     live = False
 
     def test_post_mortem_logs(self):
-        cause, _, _ = verdict(self.logs_doc)
+        cause, _, conf = verdict(self.logs_doc)
+        print(f"\n  [healthy] console + rank logs: {cause} confidence {conf}", file=sys.stderr)
         self.assertEqual(cause, "no_problem_found", describe(self.logs_doc))
         self.assertEqual(self.logs_proc.returncode, 0)
         self.assertEqual(self.job.rc, 0)
 
     def test_flight_recorder(self):
         self.assertEqual(len(self.job.fr_dumps()), NPROC)
-        cause, _, _ = verdict(self.fr_doc)
+        cause, _, conf = verdict(self.fr_doc)
+        print(f"\n  [healthy] ccdiag fr: {cause} confidence {conf}", file=sys.stderr)
         self.assertEqual(cause, "no_problem_found", describe(self.fr_doc))
         self.assertEqual(self.fr_proc.returncode, 0)
         self.assertTrue(any("gloo" in n for n in self.fr_doc["fr"]["notes"]), self.fr_doc["fr"])

@@ -430,6 +430,14 @@ class Analyzer {
         push_fault(gi, std::move(*f));
         return;
       }
+      // A CPU backend's "completed" includes a collective that failed, so the
+      // last collective of every rank that dumped, with members that wrote no
+      // dump, is where those members were lost (a killed rank writes none).
+      if (cpu_backend_ && s == hi && !have_dump_for_all && present.size() >= 2 &&
+          std::all_of(present.begin(), present.end(), [&](const Present& p) { return p.u == &g.per[p.m].coll.back(); })) {
+        report_no_dump_stall(gi, s, t_s, present, hi);
+        return;
+      }
       // All entered, all agree. None completed -> hang below the framework.
       const bool none_completed = std::none_of(present.begin(), present.end(),
                                                [](const Present& p) { return p.u->state == FrState::completed; });
@@ -795,9 +803,10 @@ class Analyzer {
     f.details["odd_side"] = "absent";
     f.details["tail_seqs"] = hi - s;
     f.details["group_size"] = g.members.size();
-    f.summary = fmt::format("process group {} ({}) seq {} ({}): every rank that wrote a dump ({}) waits in it; rank(s) {} "
+    f.summary = fmt::format("process group {} ({}) seq {} ({}): every rank that wrote a dump ({}) {} it; rank(s) {} "
                             "wrote no dump (crashed, killed, or cut off from the store?)",
-                            g.name, g.desc, s, f.op, present.size(), ranks_text(f.ranks));
+                            g.name, g.desc, s, f.op, present.size(),
+                            cpu_backend_ ? "ended in" : "waits in", ranks_text(f.ranks));
     f.stack = stack_of(present.front().d, *present.front().u);
     f.stack_rank = g.members[present.front().m];
     add_files(f, {present.front().d});

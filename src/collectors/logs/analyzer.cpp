@@ -595,7 +595,7 @@ LogAnalysis LogAnalyzer::Impl::finish() {
   std::vector<Finding> derived = topo.derived(any_error);
   bool peer_lines = false;
   for (const auto& g : groups)
-    if (g.f.id == "cuda.peer_access") peer_lines = true;
+    if (sigs[g.sig].id == "cuda.peer_access") peer_lines = true;
   if (!any_error && !topo.empty() && peer_lines) {
     std::vector<std::string> pairs;
     for (const auto& f : out.findings)
