@@ -30,7 +30,7 @@ if [ "$test_deps" = 1 ]; then
   PACKAGES+=(
     catch2 elfutils gdb rdma-core
     clang libclang-rt-14-dev
-    python3 python3-jsonschema
+    python3 python3-jsonschema python3-venv
     ripgrep pdsh clustershell
     chromium fonts-dejavu-core
     bash-completion fish zsh debootstrap

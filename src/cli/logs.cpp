@@ -10,6 +10,7 @@
 #include "collectors/logs/analyzer.hpp"
 #include "report/progress.hpp"
 #include "report/render.hpp"
+#include "report/utf8.hpp"
 
 namespace ccdiag {
 
@@ -26,7 +27,7 @@ void print_signatures(const std::vector<logs::Signature>& sigs, const OutputOpti
   if (o.format() == OutputFormat::json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& s : sigs) arr.push_back(logs::to_json(s));
-    out << arr.dump(2) << '\n';
+    out << json_text(std::move(arr)) << '\n';
     return;
   }
   if (o.format() == OutputFormat::markdown) {
@@ -175,7 +176,7 @@ int run_logs(const LogsOptions& opts, CommandContext& ctx) {
                  {"prefilter", a.stats.prefilter}}},
                {"evidence", topo}};
   if (a.first_failure) j["logs"]["first_failure"] = a.findings[*a.first_failure];
-  ctx.out << j.dump(2) << '\n';
+  ctx.out << json_text(std::move(j)) << '\n';  // repairs text cut or broken in the logs
   return problem ? kExitProblem : kExitHealthy;
 }
 

@@ -48,6 +48,17 @@ int run_ranks(const RanksOptions& opts, CommandContext& ctx) {
                                std::string(1, r.state), r.threads,
                                r.nccl_version ? *r.nccl_version : (r.nccl_path.empty() ? "-" : "?"),
                                r.launcher.empty() ? "-" : r.launcher, r.comm);
+        if (r.dead()) {
+          const auto j = to_json(r);
+          ctx.out << "         dead rank: "
+                  << (j.contains("signal") ? "killed by " + j["signal"].get<std::string>()
+                      : j.contains("exit_code") ? "exited with code " + j["exit_code"].dump()
+                                                : std::string("exited"))
+                  << (r.rank_inferred ? " (rank inferred from its siblings)" : "") << "\n";
+        }
+        for (const auto& w : r.workers)
+          ctx.out << fmt::format("         worker {} ({}, {}) of rank {}\n", w.pid, w.comm, std::string(1, w.state),
+                                 opt_int(r.rank));
       }
     }
     if (d.unreadable)

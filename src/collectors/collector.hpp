@@ -37,6 +37,10 @@ struct CollectorInfo {
   // Evidence kind recorded when the collector times out or fails, so the
   // tree knows which layer went unchecked ("kernel.source" -> hardware).
   std::string failure_kind = {};
+  // The work grows with the target (threads to stop and unwind per rank), so
+  // the budget is --timeout itself, not min(budget, timeout): a loaded host
+  // given `--timeout 30` must get 30 s for stacks, not a fixed 5 s.
+  bool follows_timeout = false;
 };
 
 // Every collector, in bundle order (collectors/registry.cpp).
@@ -50,7 +54,8 @@ struct CollectResult {
   std::vector<Unchecked> unchecked;
 };
 
-// Runs every collector concurrently, each in a child with min(budget, timeout);
+// Runs every collector concurrently, each in a child with min(budget, timeout)
+// (timeout itself for a collector that follows_timeout);
 // returns within `timeout` (plus process start/stop overhead).
 // `on_wait`: progress while collectors run (sys/probe_runner.hpp).
 CollectResult collect_host(const CollectContext& ctx, std::chrono::milliseconds timeout,

@@ -24,7 +24,7 @@ const std::vector<CollectorInfo>& all_collectors() {
       {"nccl", milliseconds(4000), nccl::collect_nccl, "nccl.ras"},
       {"ranks", milliseconds(3000), collect_ranks, "ranks.process"},
       {"nccl_attach", milliseconds(6000), nccl::attach::collect_nccl_attach, "nccl.attach"},
-      {"stacks", milliseconds(5000), collect_rank_stacks, "stacks.process"},
+      {"stacks", milliseconds(5000), collect_rank_stacks, "stacks.process", /*follows_timeout=*/true},
       {"pcie", milliseconds(4000), collect_pcie, "pcie.link"},
       {"rdma", milliseconds(5000), [](const CollectContext& c) { return collect_rdma(c); }, "rdma.port"},
       {"host_config", milliseconds(3000), collect_host_config, "host.memlock"},

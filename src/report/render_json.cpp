@@ -1,5 +1,6 @@
 #include "report/finding_groups.hpp"
 #include "report/render.hpp"
+#include "report/utf8.hpp"
 
 namespace ccdiag {
 
@@ -14,8 +15,8 @@ void render_json(const Report& report, std::ostream& out) {
     groups.push_back(std::move(gj));
   }
   j["finding_groups"] = std::move(groups);
-  // Log lines may carry invalid UTF-8; replace rather than fail the ticket.
-  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  // Log lines may carry invalid UTF-8: repaired in one place (report/utf8.hpp).
+  out << json_text(j) << '\n';
 }
 
 }  // namespace ccdiag

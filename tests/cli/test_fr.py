@@ -236,3 +236,45 @@ class DiagnoseWithFr(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+TORCH = os.path.join(FIXTURES, "torch")
+
+
+class RealGlooDumps(unittest.TestCase):
+    """Dumps written by torch 2.15's gloo recorder in real jobs (fixtures/torch):
+    every entry "scheduled", completion only in pg_status, pg_config keyed ''."""
+
+    def fr(self, scenario, rc):
+        doc, _ = run_json(["fr", os.path.join(TORCH, scenario, "fr")], expect_rc=rc, schema="fr.schema.json")
+        return doc
+
+    def assert_no_device_talk(self, doc):
+        text = json.dumps(doc)
+        for word in ("GPU", "RDMA", "nvidia-smi", "NVLink", "ibstat"):
+            self.assertNotIn(word, text)
+
+    def test_healthy_gloo_job_is_not_a_hang(self):
+        doc = self.fr("healthy", 0)
+        self.assertEqual(doc["findings"], [])
+        self.assertEqual(doc["verdict"]["root_cause"], "no_problem_found")
+        self.assertTrue(any("backend gloo" in n for n in doc["fr"]["notes"]), doc["fr"]["notes"])
+
+    def test_busy_rank_is_the_missing_rank(self):
+        doc = self.fr("busy", 1)
+        r = roots(doc)
+        self.assertEqual(len(r), 1, json.dumps(doc["findings"], indent=1)[:2000])
+        self.assertEqual((r[0]["kind"], r[0]["process_group"], r[0]["seq"], r[0]["ranks"]), ("missing_ranks", "0", 4, [2]))
+        self.assertEqual(r[0]["fields"]["backend"], "gloo")
+        self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
+        self.assertIn(doc["verdict"]["root_cause"], ("rank_skips_collective", "rank_stuck_in_host_code"))
+        self.assert_no_device_talk(doc)
+
+    def test_dtype_mismatch_names_the_sender(self):
+        # Rank 1 aborted (gloo::EnforceNotMet) and wrote no dump; rank 2 sent float64.
+        doc = self.fr("dtype_mismatch", 1)
+        self.assertEqual(doc["verdict"]["root_cause"], "mismatched_collectives", json.dumps(doc["verdict"]))
+        self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
+        kinds = [f["kind"] for f in roots(doc)]
+        self.assertIn("dtype_mismatch", kinds)
+        self.assert_no_device_talk(doc)

@@ -11,6 +11,7 @@ from ccdiag_test import FIXTURES, run  # noqa: E402
 
 TORCHRUN = os.path.join(FIXTURES, "sysroots", "ranks-torchrun-2gpu-secrets")
 MPIRUN = os.path.join(FIXTURES, "sysroots", "ranks-mpirun-pip-nccl-dead-rank")
+TORCH_TREE = os.path.join(FIXTURES, "sysroots", "ranks-torchrun-gloo-dataloader-zombie")
 SECRETS = ["wJalrXUtnFEMI", "AKIAIOSFODNN7", "hf_SHOULDNEVERAPPEAR", "s3cr3t-value", "ghp_ABCDEFGH",
            "sk-SHOULDNEVER", "/home/alice", "--api-key"]
 
@@ -60,8 +61,16 @@ class RanksFixtures(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = json.loads(p.stdout)
         ranks = doc["ranks"]
-        self.assertEqual([r["pid"] for r in ranks], [7001])
+        # 7002 is orted's zombie child: a dead rank, its number the local rank
+        # its live sibling (OMPI local rank 0 of 2, world rank 4) leaves free.
+        self.assertEqual([r["pid"] for r in ranks], [7001, 7002])
+        dead = ranks[1]
+        self.assertFalse(dead["alive"])
+        self.assertEqual(dead["state"], "Z")
+        self.assertEqual((dead["rank"], dead["local_rank"], dead["rank_inferred"]), (5, 1, True))
+        self.assertEqual(dead["exit_code"], 0)
         r = ranks[0]
+        self.assertTrue(r["alive"])
         self.assertEqual(r["rank"], 4)
         self.assertEqual(r["local_rank"], 0)
         self.assertEqual(r["world_size"], 8)
@@ -70,6 +79,27 @@ class RanksFixtures(unittest.TestCase):
         self.assertEqual(r["launcher"], "orted")
         self.assertEqual(r["gpus"], [3])
         self.assertEqual(r["nspid"], "40")
+
+    def test_real_torchrun_tree_with_dataloader_workers_and_a_zombie(self):
+        # Captured from a real job (tests/torch/scenario.py dataloader; torch
+        # 2.15, gloo): the agent 2177 stopped, rank 3 SIGKILLed (a zombie), each
+        # rank with 2 DataLoader workers that inherit RANK, plus kthreadd (2)
+        # and a kernel thread (3) whose environ cannot be read.
+        p = run(["ranks", "--root", TORCH_TREE, "--json"])
+        self.assertEqual(p.returncode, 0, p.stderr)  # kernel threads are not "unreadable"
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["unreadable"], 0)
+        ranks = doc["ranks"]
+        self.assertEqual([(r["rank"], r["pid"]) for r in ranks], [(0, 2193), (1, 2194), (2, 2195), (3, 2196)])
+        self.assertTrue(all(r["launcher"] == "torchrun" and r["ppid"] == 2177 for r in ranks))
+        self.assertEqual(sorted(w["pid"] for w in ranks[2]["workers"]), [2241, 2248])
+        self.assertTrue(all(w["comm"] == "pt_data_worker" for w in ranks[2]["workers"]))
+        self.assertTrue(all(len(r.get("workers", [])) == 2 for r in ranks[:3]))
+        dead = ranks[3]
+        self.assertEqual((dead["alive"], dead["state"], dead["signal"], dead["rank_inferred"]), (False, "Z", "SIGKILL", True))
+        text = run(["ranks", "--root", TORCH_TREE]).stdout
+        self.assertIn("dead rank: killed by SIGKILL", text)
+        self.assertIn("worker 2241 (pt_data_worker, S) of rank 2", text)
 
     def test_bad_root_is_an_input_error(self):
         p = run(["ranks", "--root", os.path.join(FIXTURES, "does-not-exist")])

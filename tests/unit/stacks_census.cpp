@@ -151,3 +151,36 @@ TEST_CASE("census names a Python rank by its innermost Python frame", "[census][
   t.frames = {native, py};
   CHECK(ccdiag::thread_activity(t) == "in a user futex at train.py:212 in Trainer.evaluate");
 }
+
+TEST_CASE("census names the frame where the odd rank's stack parts from the majority", "[census]") {
+  // Same wait, same activity text on both sides; only an outer frame differs.
+  auto wait_under = [](const char* caller) {
+    return std::vector<StackFrame>{fr("__futex_abstimed_wait_common", "libc.so.6"),
+                                   fr("c10d::ProcessGroupNCCL::allreduce", "libtorch_cuda.so"), fr(caller),
+                                   fr("main")};
+  };
+  std::vector<ProcessStacks> ps;
+  for (int r = 0; r < 4; ++r) ps.push_back(rank_in(r, r == 2 ? in_dataloader() : wait_under("train_step")));
+  const auto c = run_census(ps);
+  const Finding* odd = nullptr;
+  for (const auto& f : c.findings)
+    if (f.id == "stacks.rank_outside_collective") odd = &f;
+  REQUIRE(odd);
+  CHECK(odd->subject.rank == 2);
+  CHECK(odd->fields["differs_at"] == "load_next_batch");
+  CHECK(odd->fields["majority_at"] == "train_step");
+  CHECK(odd->summary.find("stacks part at load_next_batch vs train_step") != std::string::npos);
+}
+
+TEST_CASE("a restarted timed wait is the wait, never a stop of the target", "[census]") {
+  ThreadStack t;
+  t.tid = 7;
+  t.state = "S";
+  t.syscall = "restart_syscall";
+  t.frames = {fr("__GI___poll", "libc.so.6"), fr("main")};
+  const std::string a = thread_activity(t);
+  CHECK(a.find("in poll") == 0);
+  CHECK(a.find("stop") == std::string::npos);
+  t.frames = {fr("__clock_nanosleep", "libc.so.6"), fr("main")};
+  CHECK(thread_activity(t).find("sleeping") == 0);
+}

@@ -36,6 +36,30 @@ std::string members_list(const std::vector<CensusMember>& ms) {
   return s;
 }
 
+// Where two signatures ("inner < ... < outer") part: both stacks share their
+// outer frames (main, the training loop); the first frame from the outside
+// that differs is where the odd rank went elsewhere. Returns {odd, majority},
+// empty when one is a prefix of the other.
+std::pair<std::string, std::string> first_difference(const std::string& odd, const std::string& major) {
+  auto split = [](const std::string& sig) {
+    std::vector<std::string> v;
+    size_t b = 0;
+    while (b <= sig.size()) {
+      size_t e = sig.find(" < ", b);
+      if (e == std::string::npos) e = sig.size();
+      v.push_back(sig.substr(b, e - b));
+      b = e + 3;
+    }
+    std::reverse(v.begin(), v.end());  // outermost first
+    return v;
+  };
+  const auto a = split(odd), b = split(major);
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (a[i] != b[i]) return {a[i], b[i]};
+  if (a.size() != b.size()) return {a.size() > b.size() ? a[b.size()] : "", b.size() > a.size() ? b[a.size()] : ""};
+  return {};
+}
+
 }  // namespace
 
 std::string stack_signature(const ThreadStack& t, size_t max_frames) {
@@ -122,10 +146,20 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
                   {"majority_activity", waiting->activity},
                   {"majority_size", waiting->members.size()},
                   {"signature", g.signature}};
+      // The one-line activities may read the same on both sides (same wait,
+      // same innermost Python frame): name the frame where the stacks part.
+      const auto [odd_at, major_at] = first_difference(g.signature, waiting->signature);
+      std::string differs;
+      if (!odd_at.empty() || !major_at.empty()) {
+        f.fields["differs_at"] = odd_at;
+        f.fields["majority_at"] = major_at;
+        differs = fmt::format(" (stacks part at {} vs {} in the majority)", odd_at.empty() ? "<end>" : odd_at,
+                              major_at.empty() ? "<end>" : major_at);
+      }
       if (!g.in_collective) {
         f.id = "stacks.rank_outside_collective";
-        f.summary = fmt::format("{} is {} while {} rank(s) are {}", member_name(m), g.activity,
-                                waiting->members.size(), waiting->activity);
+        f.summary = fmt::format("{} is {} while {} rank(s) are {}{}", member_name(m), g.activity,
+                                waiting->members.size(), waiting->activity, differs);
         // Directly observed, and stronger the more ranks agree on where they
         // wait: x8 per agreeing rank, capped at x40 (7 of 8 ranks); one
         // against one only x3 (either could be the odd one).
@@ -133,8 +167,8 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
         f.supports = {{"rank_stuck_in_host_code", n >= 2 ? std::min(40.0, 8.0 * n) : 3.0}};
       } else {
         f.id = "stacks.rank_in_different_collective";
-        f.summary = fmt::format("{} is {} while {} rank(s) are {}", member_name(m), g.activity,
-                                waiting->members.size(), waiting->activity);
+        f.summary = fmt::format("{} is {} while {} rank(s) are {}{}", member_name(m), g.activity,
+                                waiting->members.size(), waiting->activity, differs);
         f.supports = {{"mismatched_collectives", 3.0}};
       }
       c.findings.push_back(std::move(f));

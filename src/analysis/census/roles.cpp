@@ -121,7 +121,18 @@ std::string thread_activity(const ThreadStack& t) {
     } else if (sc == "epoll_wait" || sc == "epoll_pwait" || sc == "epoll_pwait2") what = "in epoll_wait";
     else if (sc == "poll" || sc == "ppoll" || sc == "select" || sc == "pselect6") what = "in poll";
     else if (sc == "nanosleep" || sc == "clock_nanosleep") what = "sleeping";
-    else if (sc == "restart_syscall") what = "in a resumed sleep (after an earlier stop)";
+    else if (sc == "restart_syscall") {
+      // The kernel restarts an interrupted timed wait (poll, nanosleep, timed
+      // futex) as restart_syscall after any stop, ccdiag's own earlier capture
+      // included: that stop says nothing about the target. The libc frame
+      // says which wait it is.
+      if (any_frame(t, "epoll")) what = "in epoll_wait";
+      else if (any_frame(t, "poll") || any_frame(t, "select")) what = "in poll";
+      else if (any_frame(t, "nanosleep") || any_frame(t, "sleep")) what = "sleeping";
+      else if (any_frame(t, "pthread_cond") || any_frame(t, "condition_variable")) what = "in a condition-variable wait";
+      else if (any_frame(t, "futex") || any_frame(t, "sem_") || any_frame(t, "lll_lock")) what = "in a user futex";
+      else what = "in a timed wait (poll, sleep or futex)";
+    }
     else if (sc == "wait4") what = "waiting for a child process";
     else if (sc == "ioctl") what = "in ioctl";
     else if (!sc.empty()) what = "in " + sc;

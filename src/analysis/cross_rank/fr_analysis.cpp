@@ -96,6 +96,11 @@ class Analyzer {
 
   FrAnalysis run() {
     out_.ranks = dumps_.size();
+    // A CPU backend (gloo): "completed" comes from pg_status and means the
+    // work finished, with success or with an error (a timed-out collective
+    // is "completed" too). It does not prove that every member was in it.
+    cpu_backend_ = std::any_of(dumps_.begin(), dumps_.end(), [](const RankDump& d) { return !d.backend.empty(); }) &&
+                   std::none_of(dumps_.begin(), dumps_.end(), [](const RankDump& d) { return device_backend(d.backend); });
     build_groups();
     build_units();
     find_blocked();
@@ -127,6 +132,8 @@ class Analyzer {
   std::vector<size_t> ents_off_;
   std::vector<uint64_t> tkey_, skey_, dkey_, stkey_;
   std::vector<std::string> self_size_, self_dtype_;
+
+  bool cpu_backend_ = false;
 
   const FrEntry& entry(int d, uint32_t i) const { return dumps_[static_cast<size_t>(d)].entries[i]; }
   const OpInfo& op_of(int d, const FrEntry& e) const { return info_[static_cast<size_t>(d)].ops[e.name]; }
@@ -404,8 +411,9 @@ class Analyzer {
       std::vector<int> out_of_window;
       // A collective completed on any rank had every member in it: absent
       // ranks lost those records (ring buffer, reset epoch), they did not skip it.
-      const bool completed_somewhere = std::any_of(present.begin(), present.end(),
-                                                   [](const Present& p) { return p.u->state == FrState::completed; });
+      const bool completed_somewhere = !cpu_backend_ && std::any_of(present.begin(), present.end(), [](const Present& p) {
+        return p.u->state == FrState::completed;
+      });
       for (size_t m : absent) {
         Absent a = completed_somewhere ? Absent::out_of_window : classify_absent(g, m, s, t_s);
         if (a == Absent::out_of_window) out_of_window.push_back(g.members[m]);
@@ -420,6 +428,14 @@ class Analyzer {
         f->details["tail_seqs"] = hi - s;
         f->time_ns = t_s;
         push_fault(gi, std::move(*f));
+        return;
+      }
+      // A CPU backend's "completed" includes a collective that failed, so the
+      // last collective of every rank that dumped, with members that wrote no
+      // dump, is where those members were lost (a killed rank writes none).
+      if (cpu_backend_ && s == hi && !have_dump_for_all && present.size() >= 2 &&
+          std::all_of(present.begin(), present.end(), [&](const Present& p) { return p.u == &g.per[p.m].coll.back(); })) {
+        report_no_dump_stall(gi, s, t_s, present, hi);
         return;
       }
       // All entered, all agree. None completed -> hang below the framework.
@@ -706,7 +722,9 @@ class Analyzer {
       if (!self_dtype[i].empty()) bad_dt.push_back(i);
     if (!bad_dt.empty() && bad_dt.size() < n) return make("dtype_mismatch", bad_dt, self_dtype[bad_dt.front()]);
     if (auto idx = minority(dkey); !idx.empty()) return make("dtype_mismatch", idx, "dtypes differ from the majority");
-    if (auto idx = minority(stkey); !idx.empty()) {
+    // A CPU backend's states only say which ranks had finished (or failed)
+    // the work when they dumped: a difference is timing, not a fault.
+    if (auto idx = cpu_backend_ ? std::vector<size_t>{} : minority(stkey); !idx.empty()) {
       // Some completed and some not, or (with timing) some GPUs started and
       // some did not: the ranks in the minority state are the odd ones.
       auto f = make("state_mismatch", idx, "state differs from the majority");
@@ -740,10 +758,22 @@ class Analyzer {
     f.details["timed_out"] = retired;
     f.details["group_size"] = g.members.size();
     f.details["tail_seqs"] = hi - s;
-    f.summary = fmt::format(
-        "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed ({} started on the GPU) — the hang "
-        "is below the framework (NCCL, transport or hardware)",
-        g.name, g.desc, s, f.op, present.size(), started);
+    const std::string& backend = dumps_[static_cast<size_t>(ref.d)].backend;
+    if (!backend.empty() && !device_backend(backend)) {
+      // A CPU backend (gloo) has no device, no "started" state and no RDMA:
+      // every member is inside, so the wait is in its TCP transport or on a
+      // peer process that stopped answering without leaving the collective.
+      f.details["backend"] = backend;
+      f.summary = fmt::format(
+          "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed — {} records no device "
+          "progress; the wait is in its TCP transport or a peer process that stopped answering",
+          g.name, g.desc, s, f.op, present.size(), backend);
+    } else {
+      f.summary = fmt::format(
+          "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed ({} started on the GPU) — the "
+          "hang is below the framework (NCCL, transport or hardware)",
+          g.name, g.desc, s, f.op, present.size(), started);
+    }
     f.stack = stack_of(ref.d, *ref.u);
     f.stack_rank = g.members[ref.m];
     add_files(f, {ref.d});
@@ -773,9 +803,10 @@ class Analyzer {
     f.details["odd_side"] = "absent";
     f.details["tail_seqs"] = hi - s;
     f.details["group_size"] = g.members.size();
-    f.summary = fmt::format("process group {} ({}) seq {} ({}): every rank that wrote a dump ({}) waits in it; rank(s) {} "
+    f.summary = fmt::format("process group {} ({}) seq {} ({}): every rank that wrote a dump ({}) {} it; rank(s) {} "
                             "wrote no dump (crashed, killed, or cut off from the store?)",
-                            g.name, g.desc, s, f.op, present.size(), ranks_text(f.ranks));
+                            g.name, g.desc, s, f.op, present.size(),
+                            cpu_backend_ ? "ended in" : "waits in", ranks_text(f.ranks));
     f.stack = stack_of(present.front().d, *present.front().u);
     f.stack_rank = g.members[present.front().m];
     add_files(f, {present.front().d});
@@ -1142,6 +1173,21 @@ FrAnalysis analyze_fr(const std::vector<RankDump>& dumps, const FrAnalyzeOptions
   std::set<std::string> versions;
   for (const auto& d : dumps) versions.insert(d.version.empty() ? "(none)" : d.version);
   if (versions.size() > 1) out.notes.push_back(fmt::format("dumps carry different format versions: {}", fmt::join(versions, ", ")));
+  std::set<std::string> backends;
+  size_t derived = 0;
+  for (const auto& d : dumps) {
+    if (!d.backend.empty()) backends.insert(d.backend);
+    derived += d.states_derived;
+  }
+  // Findings of a CPU-only job say so: the supports then leave GPU, NVLink
+  // and RDMA causes out (fr_findings.cpp).
+  if (!backends.empty() && std::none_of(backends.begin(), backends.end(), [](const std::string& b) { return device_backend(b); }))
+    for (auto& f : out.findings) f.details["backend"] = *backends.begin();
+  for (const auto& b : backends)
+    if (!device_backend(b))
+      out.notes.push_back(fmt::format("backend {}: entries stay \"scheduled\" (no device progress is recorded); "
+                                      "{} entries taken as completed from pg_status",
+                                      b, derived));
   return out;
 }
 

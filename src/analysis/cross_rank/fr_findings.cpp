@@ -30,7 +30,15 @@ std::vector<CauseSupport> supports_for(const FrFinding& f) {
   }
   if (f.kind == "type_mismatch") return {{"mismatched_collectives", 40.0}, {"wrong_process_group", 1.5}};
   if (f.kind == "size_mismatch" || f.kind == "dtype_mismatch") return {{"mismatched_collectives", 40.0}};
+  if (f.kind == "state_mismatch" && f.details.contains("backend")) return {{"straggler_or_timeout_too_short", 1.5}};
   if (f.kind == "state_mismatch") return {{"gpu_hung_kernel", 1.5}, {"straggler_or_timeout_too_short", 1.5}};
+  if (f.kind == "hang_no_completion" && f.details.contains("backend"))
+    // A CPU backend: no GPU, NVLink or RDMA to blame. Weak: the FR only
+    // says that every member is inside.
+    return {{"socket_connection_failure", 1.5},
+            {"rank_process_died", 1.2},
+            {"rank_skips_collective", 0.2},
+            {"mismatched_collectives", 0.2}};
   if (f.kind == "hang_no_completion")
     // Every rank is inside the collective: the framework agrees with itself.
     // The cause is below it; which layer, the FR cannot tell.

@@ -135,10 +135,22 @@ void mark_shadowed(std::vector<Finding>& fs) {
     if (f.id.rfind("log.", 0) != 0 && f.role != FindingRole::context)
       for (const auto& p : f.provenance)
         if (p.line) cited.emplace(std::make_pair(p.source, *p.line), f.id);
+  // A line the catalogue labelled a cascade (torchrun's SIGTERM of the
+  // surviving workers, a peer's closed socket) is one for the tree too.
+  std::map<std::pair<std::string, int64_t>, const Finding*> cascades;
+  for (const auto& f : fs)
+    if (f.id.rfind("log.", 0) != 0 && f.role == FindingRole::cascade)
+      for (const auto& p : f.provenance)
+        if (p.line) cascades.emplace(std::make_pair(p.source, *p.line), &f);
   for (auto& f : fs) {
     if (f.id.rfind("log.", 0) != 0 || f.provenance.empty() || !f.provenance.front().line) continue;
-    const auto it = cited.find({f.provenance.front().source, *f.provenance.front().line});
+    const auto key = std::make_pair(f.provenance.front().source, *f.provenance.front().line);
+    const auto it = cited.find(key);
     if (it != cited.end()) f.fields["shadowed_by"] = it->second;
+    if (const auto c = cascades.find(key); c != cascades.end() && f.role != FindingRole::context) {
+      f.role = FindingRole::cascade;
+      if (!f.caused_by) f.caused_by = c->second->caused_by;
+    }
   }
 }
 

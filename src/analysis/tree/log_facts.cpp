@@ -186,7 +186,7 @@ bool is_distributed_exception(std::string_view line) {
                         "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
                         // Exceptions about a host resource are the system's, not the script's.
                         "shared memory", "/dev/shm", "Gloo", "gloo", "socket", "resolve", "hostname",
-                        "Address already in use", "Permission denied"})
+                        "Address already in use", "Permission denied", "Timed out"})
     if (has(line, k)) return true;
   return false;
 }

@@ -335,6 +335,19 @@ void decode_pg_config_item(std::string_view key, const V& val, RankDump& out) {
   out.pg_configs.push_back(std::move(c));
 }
 
+template <class V>
+void decode_pg_status_item(std::string_view key, const V& val, RankDump& out) {
+  PgStatus st;
+  auto num = [&](const char* k, int64_t& dst) {
+    V x = val.get(k);
+    if (x.is_num()) dst = x.i64();
+  };
+  num("last_enqueued_collective", st.last_enqueued);
+  num("last_started_collective", st.last_started);
+  num("last_completed_collective", st.last_completed);
+  out.pg_status[std::string(key)] = st;
+}
+
 Status check_version(const std::string& v, const std::string& file) {
   if (v.empty()) return Ok{};
   auto mv = parse_version(v);
@@ -532,6 +545,9 @@ Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& fil
     PView cfg = root.get("pg_config");
     for (size_t k = 0; k < cfg.dict_size(); ++k)
       if (cfg.dict_val(k).is_dict()) decode_pg_config_item(cfg.dict_key(k).str(), cfg.dict_val(k), out);
+    PView pst = root.get("pg_status");
+    for (size_t k = 0; k < pst.dict_size(); ++k)
+      if (pst.dict_val(k).is_dict()) decode_pg_status_item(pst.dict_key(k).str(), pst.dict_val(k), out);
     entries = root.get("entries");
     out.has_entries_key = entries.ok();
     if (entries.ok() && !entries.is_seq()) return make_error("\"entries\" is not a list", file);
@@ -544,6 +560,7 @@ Result<RankDump> decode_pickle_dump(const PickleDoc& doc, const std::string& fil
     PView e = entries.item(k);
     if (e.is_dict()) dec.decode(*e.n);
   }
+  apply_backend_semantics(out);
   return out;
 }
 
@@ -563,6 +580,10 @@ Result<RankDump> decode_json_dump(const nlohmann::json& doc, const std::string& 
   if (cfg.is_dict())
     for (const auto& [k, val] : cfg.j->items())
       if (val.is_object()) decode_pg_config_item(k, JView{&val}, out);
+  JView pst = root.get("pg_status");
+  if (pst.is_dict())
+    for (const auto& [k, val] : pst.j->items())
+      if (val.is_object()) decode_pg_status_item(k, JView{&val}, out);
   JView entries = root.get("entries");
   out.has_entries_key = entries.ok();
   if (entries.ok() && !entries.is_seq()) return make_error("\"entries\" is not a list", file);
@@ -573,7 +594,52 @@ Result<RankDump> decode_json_dump(const nlohmann::json& doc, const std::string& 
   // JSON keys are sorted, not in record order: restore record order.
   std::stable_sort(out.entries.begin(), out.entries.end(),
                    [](const FrEntry& a, const FrEntry& b) { return a.record_id < b.record_id; });
+  apply_backend_semantics(out);
   return out;
+}
+
+bool device_backend(std::string_view backend) {
+  return backend == "nccl" || backend == "xccl" || backend == "hccl" || backend == "rccl";
+}
+
+void apply_backend_semantics(RankDump& d) {
+  // Backend: the prefix most entries' profiling names carry.
+  std::unordered_map<std::string, size_t> votes;
+  for (const auto& e : d.entries) {
+    const std::string& name = d.str(e.name);
+    const size_t colon = name.find(':');
+    if (colon != std::string::npos && colon > 0) ++votes[name.substr(0, colon)];
+  }
+  size_t best = 0;
+  for (const auto& [b, n] : votes)
+    if (n > best) d.backend = b, best = n;
+  // torch 2.15 gloo: the default group's config under key '' with name ''.
+  bool named_default = false;
+  for (const auto& c : d.pg_configs)
+    if (c.name == "0") named_default = true;
+  for (auto& c : d.pg_configs)
+    if (c.name.empty() && !named_default) c.name = "0";
+  if (d.backend.empty() || device_backend(d.backend)) return;
+  // A CPU backend records no device progress: every entry stays "scheduled".
+  // What completed is what pg_status says completed; without pg_status, an
+  // entry the recorder retired with no timeout is done. Entries of a group
+  // pg_status does not cover keep "scheduled".
+  for (auto& e : d.entries) {
+    if (e.state != FrState::scheduled && e.state != FrState::unknown) continue;
+    if (e.pg >= d.pgs.size()) continue;
+    const auto it = d.pg_status.find(d.pgs[e.pg].name);
+    bool done = false;
+    if (it != d.pg_status.end()) {
+      const int64_t seq = e.is_p2p ? -1 : e.collective_seq;
+      done = seq >= 0 && it->second.last_completed >= 0 && seq <= it->second.last_completed;
+    } else {
+      done = false;
+    }
+    if (done) {
+      e.state = FrState::completed;
+      ++d.states_derived;
+    }
+  }
 }
 
 Result<RankDump> decode_dump_bytes(std::string_view bytes, const std::string& file, PickleDoc* scratch) {

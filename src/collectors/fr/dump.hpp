@@ -73,6 +73,11 @@ struct PgConfig {
   bool ranks_known = false;
 };
 
+// pg_status[<pg id>]: the rank's own view of how far each group got.
+struct PgStatus {
+  int64_t last_enqueued = -1, last_started = -1, last_completed = -1;
+};
+
 struct RankDump {
   std::string file;           // as shown to the user
   int rank = -1;              // global rank, from the file name
@@ -86,6 +91,12 @@ struct RankDump {
   std::vector<ShapeInfo> shapes;
   std::vector<std::string> stacks;  // "name at file:line" lines joined by '\n', innermost first
   bool has_entries_key = true;
+  // "gloo", "nccl", ... from the entries' profiling names ("gloo:all_reduce");
+  // empty when no entry names one. Decides what `state` can mean.
+  std::string backend;
+  std::unordered_map<std::string, PgStatus> pg_status;
+  // Entries whose state was derived (gloo: completed from pg_status), counted for notes.
+  size_t states_derived = 0;
 
   // Interning helpers used while decoding.
   uint32_t intern_string(std::string_view s);
@@ -102,6 +113,16 @@ struct RankDump {
 
 // Version "major.minor" -> {major, minor}; an unparseable string gives nullopt.
 std::optional<std::pair<int, int>> parse_version(std::string_view v);
+
+// Backend semantics (docs/fr.md "Backends"): a CPU backend (gloo, and
+// anything but nccl/xccl) never records "started" or "completed" — every entry
+// stays "scheduled" — so completion is taken from pg_status[pg].
+// last_completed_collective (else from `retired`); torch 2.15's gloo recorder
+// keys the default group's pg_config '' (name ''), which is the group "0".
+// Called by the decoders.
+void apply_backend_semantics(RankDump& d);
+// True for backends that run on a device and record device-side progress.
+bool device_backend(std::string_view backend);
 
 // Decoders. `file` names the input in errors. The rank comes from the file
 // name (see loader.hpp) and is set by the caller.

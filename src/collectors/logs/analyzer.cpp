@@ -17,6 +17,8 @@
 #include "collectors/logs/matcher.hpp"
 #include "collectors/logs/reader.hpp"
 #include "collectors/logs/topology.hpp"
+#include "collectors/logs/torchrun_console.hpp"
+#include "report/utf8.hpp"
 
 namespace ccdiag::logs {
 
@@ -114,6 +116,7 @@ struct LogAnalyzer::Impl {
   std::vector<Group> groups;
   std::unordered_map<std::string, size_t> index;
   TopologyBuilder topo;
+  TorchrunConsoleParser torchrun;  // the agent's console: root cause, its SIGTERMs
   LogStats stats;
   int64_t seq = 0;
   size_t dropped_groups = 0;
@@ -189,6 +192,7 @@ Status LogAnalyzer::add_file(const LogInput& in, const std::function<void(std::s
   st.host = in.host;
   st.file_rank = rank_from_filename(in.shown);
   st.file = im.stats.files++;
+  im.torchrun.begin_file(in.shown);
   for (;;) {
     auto block = (*r)->next();
     if (!block) return block.error();
@@ -208,11 +212,13 @@ void LogAnalyzer::add_text(std::string_view text, const std::string& shown, cons
   st.host = host;
   st.file_rank = rank_from_filename(shown);
   st.file = im.stats.files++;
+  im.torchrun.begin_file(shown);
   im.stats.bytes += text.size();
   im.process_block(text, st);
 }
 
 void LogAnalyzer::Impl::process_block(std::string_view block, FileState& st) {
+  torchrun.feed_block(block);
   matcher->scan(block, hits);
   const int64_t lines_before = st.line;
   size_t pos = 0;  // lines before `pos` are counted
@@ -406,7 +412,7 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
       fields["result"] = result_name(num(fields, "code", 0));
     }
     f.fields = std::move(fields);
-    f.provenance.push_back(Provenance{st.shown, lineno, std::string(line.substr(0, kExcerptMax))});
+    f.provenance.push_back(Provenance{st.shown, lineno, std::string(utf8_prefix(line, kExcerptMax))});
     if (!p.timestamp.empty()) f.time = std::string(p.timestamp);
     f.order = lineno;
     index.emplace(gkey, groups.size());
@@ -480,6 +486,29 @@ LogAnalysis LogAnalyzer::Impl::finish() {
     }
   }
 
+  // torchrun's console: the agent's SIGTERMs become cascades, worker pids
+  // map to their ranks, and a root cause that died by a signal is the first
+  // failure whatever the lines around it say (torchrun_console.hpp).
+  std::optional<size_t> torchrun_first;
+  torchrun.begin_file({});  // flush a table still open at the end of the last file
+  if (TorchrunConsole tc = torchrun.result(); !tc.empty()) {
+    // Which ranks logged a collective timeout: the silent one is the suspect.
+    for (const auto& g : groups)
+      if (g.f.subject.rank && (g.f.id == "gloo.timeout" || g.f.id == "pytorch.watchdog.timeout" ||
+                               g.f.id == "pytorch.watchdog.blocking_wait_timeout"))
+        tc.timed_out.insert(*g.f.subject.rank);
+    for (auto& g : groups) adjust_torchrun_finding(tc, g.f);
+    for (auto& f : torchrun_findings(tc)) {
+      Group g;
+      g.f = std::move(f);
+      g.actor = g.f.subject.rank ? "rank " + std::to_string(*g.f.subject.rank) : "torchrun";
+      g.seq = ++seq;
+      g.f.order = g.f.provenance.empty() ? 0 : g.f.provenance.front().line.value_or(0);
+      if (g.f.id == "torchrun.root_cause" && g.f.fields.value("decisive", false)) torchrun_first = groups.size();
+      groups.push_back(std::move(g));
+    }
+  }
+
   // The first failure: a primary error (else an error symptom) that came
   // first — by timestamp when the candidates share a clock, otherwise by
   // causal order: the most decisive line first (highest cause weight), then
@@ -512,6 +541,7 @@ LogAnalysis LogAnalyzer::Impl::finish() {
     };
     first = *std::min_element(cand.begin(), cand.end(), better);
   }
+  if (torchrun_first) first = torchrun_first;
 
   // Cascades: symptoms and cascade lines of other actors follow from it.
   if (first) {
@@ -618,6 +648,7 @@ void LogAnalyzer::reset() {
   auto& im = *impl_;
   im.groups.clear();
   im.index.clear();
+  im.torchrun.reset();
   im.topo = TopologyBuilder();
   const size_t nsig = im.stats.signatures;
   const std::string engine = im.stats.engine, prefilter = im.stats.prefilter;

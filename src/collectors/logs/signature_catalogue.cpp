@@ -632,6 +632,34 @@ std::vector<Signature> build() {
         R"re(in _sync_ddp$|in _sync_ddp\s*$)re", "collective issued from metric synchronisation (_sync_ddp / log_dict)",
         {{"mismatched_collectives", 1.5}}, "Lightning metric sync: differing logged keys per rank desynchronise collectives");
 
+  // ------------------------------------------------------------ gloo
+  // Wordings of the gloo backend (torch's third_party/gloo, TCP transport),
+  // as a gloo job on the CPU prints them (seen with torch 2.15, tests/torch/).
+  // gloo names no sequence number and no peer rank: the culprit comes from
+  // the flight recorder, the stacks, or torchrun's console.
+  b.add("gloo.timeout", L::framework, S::error, R::symptom,
+        R"re(Timed out waiting (?P<timeout_ms>\d+) ?ms for (?P<op>recv|send) operation to complete)re",
+        "gloo {op} timed out after {timeout_ms} ms",
+        {{"rank_skips_collective", 1.5}, {"straggler_or_timeout_too_short", 1.5}, {"rank_stuck_in_host_code", 1.3}},
+        "This rank waited in a gloo collective for a peer that never sent or received its part: every rank "
+        "that logs it is a victim; the rank that does not is the suspect");
+  b.add("gloo.peer_closed", L::transport, S::warning, R::cascade,
+        R"re(gloo/transport/tcp/pair\.cc:\d+\] (?P<what>Connection closed by peer|Read error|Write error|Connection reset by peer)\s*\[?(?P<peer>[0-9a-fA-F.:]+?)\]?(?::(?P<port>\d+))?(?:\s|:|$))re",
+        "gloo: {what} {peer}", {{"rank_process_died", 2}},
+        "The gloo peer process exited or closed its socket: a consequence of a failure there");
+  b.add("gloo.enforce.size_mismatch", L::framework, S::error, R::primary,
+        R"re(op\.preamble\.length <= op\.nbytes\. (?P<received>\d+) vs (?P<expected>\d+)|Received data size doesn't match expected size)re",
+        "gloo received {received} bytes where it expected {expected}: ranks called different collectives",
+        {{"mismatched_collectives", 30}},
+        "Ranks disagree on the collective (size, dtype or op) at the same point: gloo asks \"Is there a "
+        "distributed collective mismatch in your code?\"; the rank that logs it is where it was detected");
+  b.add("gloo.enforce", L::framework, S::error, R::symptom,
+        R"re(gloo::EnforceNotMet|\[enforce fail at (?P<where>[^\]]*gloo[^\]]*)\] (?P<what>.+))re",
+        "gloo enforce failed: {what}", {{"mismatched_collectives", 2}, {"user_code_bug", 1.3}},
+        "A gloo consistency check failed (terminate in a gloo thread aborts the process: exit by SIGABRT)")
+      .fallback = true;
+  // ------------------------------------------------------------ end of gloo
+
   // ------------------------------------------------------------ kernel log
   b.add("kernel.xid", L::hardware, S::critical, R::primary, R"re(NVRM: Xid \()re", "Xid", {},
         "NVIDIA driver error event; meaning and action from the Xid catalogue")

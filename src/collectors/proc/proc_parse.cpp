@@ -66,6 +66,8 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   }
   if (f.size() > 17) to_num(f[17], st.num_threads);
   if (f.size() > 19) to_num(f[19], st.starttime);
+  if (f.size() > 6) to_num(f[6], st.flags);
+  if (int64_t x = 0; f.size() > 49 && to_num(f[49], x)) st.exit_status = x;
   return st;
 }
 

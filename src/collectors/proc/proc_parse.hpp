@@ -28,7 +28,12 @@ struct ProcStat {
   uint64_t stime = 0;     // clock ticks
   int64_t num_threads = 0;
   uint64_t starttime = 0; // clock ticks since boot
+  uint64_t flags = 0;     // field 9: PF_* (PF_KTHREAD = 0x00200000 marks a kernel thread)
+  // field 52 (Linux >= 3.5): the wait status a zombie left for its parent
+  // (exit code << 8 | signal), 0 while the process lives.
+  std::optional<int64_t> exit_status;
 };
+inline constexpr uint64_t kPfKthread = 0x00200000;
 std::optional<ProcStat> parse_proc_stat(std::string_view text);
 
 // "Key:\tvalue" lines of /proc/PID/status, in order; lines without ':' skipped.

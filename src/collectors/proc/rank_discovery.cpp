@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <map>
+#include <set>
 
 #include "collectors/proc/proc_parse.hpp"
 
@@ -62,6 +65,14 @@ std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* 
   r.state = st->state;
   r.ppid = st->ppid;
   r.threads = st->num_threads;
+  // Kernel threads have no environment or maps (reading them fails with
+  // ESRCH): there is nothing to read and nothing was denied.
+  r.kernel_thread = (st->flags & kPfKthread) != 0 || pid == 2 || st->ppid == 2;
+  if (r.kernel_thread) {
+    if (unreadable) *unreadable = false;
+    return r;
+  }
+  if (r.dead()) r.exit_status = st->exit_status;
   if (auto status = root.read_file(dir + "/status", 64 * 1024)) {
     const auto kv = parse_status(*status);
     if (auto t = status_value(kv, "Threads")) r.threads = std::atoll(t->c_str());
@@ -110,32 +121,142 @@ std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* 
   r.world_size = env_int(r.env, "WORLD_SIZE");
   if (!r.world_size) r.world_size = env_int(r.env, "OMPI_COMM_WORLD_SIZE");
   r.local_world_size = env_int(r.env, "LOCAL_WORLD_SIZE");
+  if (!r.local_world_size) r.local_world_size = env_int(r.env, "OMPI_COMM_WORLD_LOCAL_SIZE");
+  // A zombie's environ and maps read empty (the kernel freed them): not denied.
+  // A process that exited while it was read is gone, not denied either.
+  if (denied && (r.dead() || !root.read_line(dir + "/stat"))) denied = false;
   if (unreadable) *unreadable = denied;
   return r;
 }
+
+std::string signal_name(int sig) {
+  static const std::map<int, const char*> names = {
+      {1, "SIGHUP"},  {2, "SIGINT"},   {3, "SIGQUIT"},  {4, "SIGILL"},  {6, "SIGABRT"}, {7, "SIGBUS"},
+      {8, "SIGFPE"},  {9, "SIGKILL"},  {10, "SIGUSR1"}, {11, "SIGSEGV"}, {12, "SIGUSR2"}, {13, "SIGPIPE"},
+      {14, "SIGALRM"}, {15, "SIGTERM"}, {24, "SIGXCPU"}, {25, "SIGXFSZ"}};
+  auto it = names.find(sig);
+  return it != names.end() ? it->second : "signal " + std::to_string(sig);
+}
+
+namespace {
+
+bool looks_like_rank(const RankProcess& p) {
+  const bool rank_env = p.env.contains("RANK") || p.env.contains("LOCAL_RANK") ||
+                        p.env.contains("OMPI_COMM_WORLD_RANK") || p.env.contains("SLURM_PROCID");
+  const bool framework = !p.nccl_path.empty() || !p.torch_libs.empty();
+  // A launcher (torchrun itself) has RANK-free env but maps libtorch; a
+  // plain srun step has SLURM_PROCID but no NCCL/torch: neither is a rank.
+  // The launcher (torchrun) maps libtorch and often libnccl too, but holds
+  // no GPU and has no RANK of its own: NCCL alone needs a GPU fd.
+  return (!p.nccl_path.empty() && !p.gpus.empty()) || (rank_env && framework) ||
+         (p.env.contains("RANK") && p.env.contains("WORLD_SIZE"));
+}
+
+// Dead ranks: zombies among the children of a process that started ranks (or
+// of a launcher). Their number is the local rank their live siblings leave
+// free, when that is unambiguous (as many zombies as free local ranks; the
+// launcher starts local ranks in order, so pid order is local-rank order).
+void add_dead_ranks(std::map<int64_t, RankProcess>& procs, const std::set<int64_t>& ranks, RankDiscovery& d) {
+  std::map<int64_t, std::vector<int64_t>> zombies_of;  // parent -> zombie children
+  // parent -> comms of its live rank children: a zombie sibling under a plain
+  // shell is a dead rank only when it ran the same program (comm survives).
+  std::map<int64_t, std::set<std::string>> rank_parents;
+  for (int64_t pid : ranks) rank_parents[procs[pid].ppid].insert(procs[pid].comm);
+  for (const auto& [pid, p] : procs) {
+    if (!p.dead()) continue;
+    const auto it = rank_parents.find(p.ppid);
+    if (!p.launcher.empty() || (it != rank_parents.end() && it->second.count(p.comm))) zombies_of[p.ppid].push_back(pid);
+  }
+  for (auto& [parent, zs] : zombies_of) {
+    std::sort(zs.begin(), zs.end());
+    std::set<int> present;
+    std::optional<int> lws, base, world;
+    for (int64_t pid : ranks) {
+      const auto& p = procs[pid];
+      if (p.ppid != parent) continue;
+      if (p.local_rank) present.insert(*p.local_rank);
+      if (p.local_world_size) lws = p.local_world_size;
+      if (p.rank && p.local_rank) base = *p.rank - *p.local_rank;
+      if (p.world_size) world = p.world_size;
+    }
+    std::vector<int> missing;
+    if (lws)
+      for (int l = 0; l < *lws; ++l)
+        if (!present.count(l)) missing.push_back(l);
+    const bool infer = lws && base && missing.size() == zs.size();
+    for (size_t i = 0; i < zs.size(); ++i) {
+      RankProcess r = procs[zs[i]];
+      if (infer) {
+        r.local_rank = missing[i];
+        r.rank = *base + missing[i];
+        r.local_world_size = lws;
+        r.world_size = world;
+        r.rank_inferred = true;
+      }
+      d.ranks.push_back(std::move(r));
+    }
+  }
+}
+
+}  // namespace
 
 RankDiscovery discover_ranks(const SysRoot& root) {
   RankDiscovery d;
   auto names = root.list_dir("/proc");
   if (!names) return d;
+  std::map<int64_t, RankProcess> procs;
+  std::set<int64_t> candidates;
   for (const auto& n : *names) {
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
-    ++d.processes_scanned;
+    if (n.empty() || n.size() > 18 || n.find_first_not_of("0123456789") != std::string::npos) continue;
     bool denied = false;
     auto p = read_process(root, std::stoll(n), &denied);
-    if (!p) continue;
+    if (!p || p->kernel_thread) continue;  // vanished, or a kernel thread: nothing to say
+    ++d.processes_scanned;
     if (denied) ++d.unreadable;
-    const bool rank_env = p->env.contains("RANK") || p->env.contains("LOCAL_RANK") ||
-                          p->env.contains("OMPI_COMM_WORLD_RANK") || p->env.contains("SLURM_PROCID");
-    const bool framework = !p->nccl_path.empty() || !p->torch_libs.empty();
-    // A launcher (torchrun itself) has RANK-free env but maps libtorch; a
-    // plain srun step has SLURM_PROCID but no NCCL/torch: neither is a rank.
-    // The launcher (torchrun) maps libtorch and often libnccl too, but holds
-    // no GPU and has no RANK of its own: NCCL alone needs a GPU fd.
-    if ((!p->nccl_path.empty() && !p->gpus.empty()) || (rank_env && framework) ||
-        (p->env.contains("RANK") && p->env.contains("WORLD_SIZE")))
-      d.ranks.push_back(std::move(*p));
+    if (looks_like_rank(*p)) candidates.insert(p->pid);
+    procs.emplace(p->pid, std::move(*p));
   }
+  // A candidate with a candidate ancestor of the same rank variables is that
+  // rank's worker (a forked child inherits the environment unchanged). An
+  // ancestor with other rank variables is a launcher (torchrun under srun has
+  // SLURM_PROCID and maps libtorch, its workers have RANK): not an owner.
+  auto same_rank_env = [&](const RankProcess& a, const RankProcess& b) {
+    for (const char* k : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"})
+      if (a.env.contains(k) != b.env.contains(k) || (a.env.contains(k) && a.env[k] != b.env[k])) return false;
+    return true;
+  };
+  std::set<int64_t> ranks;
+  for (int64_t pid : candidates) {
+    int64_t up = procs[pid].ppid;
+    std::optional<int64_t> owner;
+    for (int depth = 0; depth < 8 && up > 1; ++depth) {
+      // Keep climbing: the outermost such candidate is the rank.
+      if (candidates.count(up) && same_rank_env(procs[up], procs[pid])) owner = up;
+      auto it = procs.find(up);
+      if (it == procs.end()) break;
+      up = it->second.ppid;
+    }
+    if (!owner) {
+      ranks.insert(pid);
+      continue;
+    }
+    const auto& w = procs[pid];
+    procs[*owner].workers.push_back(RankProcess::Worker{w.pid, w.ppid, w.comm, w.state});
+    ++d.workers;
+  }
+  // A "rank" without RANK/LOCAL_RANK whose children are ranks with them is
+  // their launcher (torchrun's agent inside an srun step).
+  std::set<int64_t> launchers;
+  for (int64_t pid : ranks) {
+    const auto& p = procs[pid];
+    if (p.env.contains("RANK") || p.env.contains("LOCAL_RANK")) continue;
+    for (int64_t c : ranks)
+      if (procs[c].ppid == pid && (procs[c].env.contains("RANK") || procs[c].env.contains("LOCAL_RANK")))
+        launchers.insert(pid);
+  }
+  for (int64_t pid : launchers) ranks.erase(pid);
+  for (int64_t pid : ranks) d.ranks.push_back(procs[pid]);
+  add_dead_ranks(procs, ranks, d);
   std::sort(d.ranks.begin(), d.ranks.end(), [](const RankProcess& a, const RankProcess& b) {
     const int ra = a.rank.value_or(1 << 30), rb = b.rank.value_or(1 << 30);
     return ra != rb ? ra < rb : a.pid < b.pid;
@@ -166,6 +287,22 @@ nlohmann::json to_json(const RankProcess& r) {
                    {"gpus", r.gpus}};
   if (r.nspid) j["nspid"] = *r.nspid;
   if (r.tracer_pid) j["tracer_pid"] = *r.tracer_pid;
+  j["alive"] = !r.dead();
+  if (r.dead()) {
+    // The wait status a zombie left: exit code << 8, or the terminating signal.
+    if (r.exit_status) {
+      const int sig = static_cast<int>(*r.exit_status & 0x7f);
+      if (sig) j["signal"] = signal_name(sig);
+      else j["exit_code"] = static_cast<int>((*r.exit_status >> 8) & 0xff);
+    }
+    if (r.rank_inferred) j["rank_inferred"] = true;
+  }
+  if (!r.workers.empty()) {
+    nlohmann::json ws = nlohmann::json::array();
+    for (const auto& w : r.workers)
+      ws.push_back({{"pid", w.pid}, {"ppid", w.ppid}, {"comm", w.comm}, {"state", std::string(1, w.state)}});
+    j["workers"] = std::move(ws);
+  }
   return j;
 }
 

@@ -11,6 +11,14 @@
 // OMPI_COMM_WORLD_RANK or SLURM_PROCID together with a mapped libnccl or
 // libtorch, or RANK and WORLD_SIZE, or when it maps libnccl and holds a
 // /dev/nvidiaN open (the launcher maps libnccl too but holds no GPU).
+//
+// The launcher's tree decides what is a rank: a candidate whose parent (or an
+// ancestor) is itself a rank is one of that rank's workers (DataLoader,
+// torch.compile, multiprocessing), inheriting RANK: it is listed under its
+// rank, never as a rank. A zombie child of a launcher (or of the parent of
+// other ranks) is a dead rank: its exit status comes from /proc/PID/stat, its
+// rank from the local ranks its live siblings leave free. Kernel threads and
+// processes that vanish during the scan are skipped silently.
 #pragma once
 
 #include <optional>
@@ -42,12 +50,27 @@ struct RankProcess {
   bool python = false;
   std::vector<int> gpus;        // /dev/nvidiaN held open
   std::optional<int64_t> tracer_pid;  // TracerPid when not 0
+  bool kernel_thread = false;   // PF_KTHREAD: never a rank, nothing to read
+  std::optional<int64_t> exit_status;  // zombie's wait status (exit code << 8 | signal)
+  bool rank_inferred = false;   // a dead rank's number inferred from its live siblings
+  struct Worker {
+    int64_t pid = 0;
+    int64_t ppid = 0;
+    std::string comm;
+    char state = '?';
+  };
+  std::vector<Worker> workers;  // forked children that inherited the rank's environment
+  bool dead() const { return state == 'Z' || state == 'X'; }
 };
+
+// "SIGKILL" for 9, "signal 77" for numbers without a name.
+std::string signal_name(int sig);
 
 struct RankDiscovery {
   std::vector<RankProcess> ranks;   // sorted by rank, then pid
   int processes_scanned = 0;
   int unreadable = 0;               // environ/maps denied (permissions)
+  int workers = 0;                  // rank-like processes found to be workers of a rank
 };
 
 RankDiscovery discover_ranks(const SysRoot& root);

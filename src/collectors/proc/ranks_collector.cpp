@@ -39,6 +39,7 @@ CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
   }
   StacksOptions so;
   for (const auto& r : discover_ranks(ctx.root).ranks) {
+    if (r.dead()) continue;  // a zombie has no threads to stop: ranks.process reports it as dead
     Evidence e;
     e.kind = "stacks.process";
     e.subject.host = ctx.host;

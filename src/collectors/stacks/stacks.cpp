@@ -71,7 +71,9 @@ std::string describe_blocked(const SysRoot& root, int64_t pid, const std::string
   if (name == "epoll_wait" || name == "epoll_pwait")
     return fmt::format("{} epfd {} timeout {}", name, sc->args[0], static_cast<int64_t>(sc->args[3]));
   if (name == "nanosleep" || name == "clock_nanosleep") return "sleep";
-  if (name == "restart_syscall") return "resumed sleep after a stop (nanosleep/poll/timed futex)";
+  // The kernel's restart of a timed wait (nanosleep, poll, timed futex) after
+  // any stop, also ccdiag's own earlier one: the wait, not the stop, is the state.
+  if (name == "restart_syscall") return "timed wait (nanosleep/poll/timed futex)";
   if (name.empty()) return fmt::format("syscall {}", sc->nr);
   return name;
 }

@@ -1,0 +1,180 @@
+"""One rank of a real torch.distributed job (gloo, CPU) that fails in a known way.
+
+Launched by torchrun (tests/torch/torch_job.py does it):
+    torchrun --nproc-per-node 4 --master-addr 127.0.0.1 --master-port P scenario.py SCENARIO OUTDIR
+Every rank writes OUTDIR/ready.<rank> once it has reached the failure point, so
+a test can capture the job live while it hangs. The collective timeout is short
+(CCDIAG_TORCH_TIMEOUT seconds) so a hang ends by itself; gloo does not dump the
+flight recorder on a timeout, so each rank dumps it through torch's own entry
+point (OUTDIR/fr/rank<N>) when its collective fails, as NCCL's watchdog would.
+"""
+import os
+import signal
+import sys
+import threading
+import time
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+SCENARIO, OUT = sys.argv[1], sys.argv[2]
+RANK = int(os.environ["RANK"])
+WORLD = int(os.environ["WORLD_SIZE"])
+TIMEOUT = float(os.environ.get("CCDIAG_TORCH_TIMEOUT", "15"))
+CULPRIT = 2
+
+
+def ready():
+    with open(os.path.join(OUT, f"ready.{RANK}"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+def dump_flight_recorder():
+    """torch's own dump of the gloo recorder (the bytes NCCL's watchdog would
+    write on a timeout), to OUT/fr/rank<N>. torch >= 2.9 has one recorder per
+    backend (_dump_fr_trace); older ones only the NCCL one (_dump_nccl_trace)."""
+    import torch._C._distributed_c10d as c10d
+    os.makedirs(os.path.join(OUT, "fr"), exist_ok=True)
+    if hasattr(c10d, "_dump_fr_trace"):
+        data = c10d._dump_fr_trace(includeCollectives=True, includeStackTraces=True, onlyActive=False,
+                                   backend="gloo")
+    elif hasattr(c10d, "_dump_nccl_trace"):
+        data = c10d._dump_nccl_trace(includeCollectives=True, includeStackTraces=True, onlyActive=False)
+    else:
+        return
+    with open(os.path.join(OUT, "fr", f"rank{RANK}"), "wb") as f:
+        f.write(data)
+
+
+def on_sigterm(signum, frame):
+    # torchrun's agent stops the surviving ranks with SIGTERM after a failure.
+    # NCCL's watchdog would have dumped on every rank; gloo has none, so a
+    # survivor dumps here and then dies of the signal as it would have.
+    try:
+        dump_flight_recorder()
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def train_step(t):
+    dist.all_reduce(t)
+    return t
+
+
+def heavy_compute(seconds):
+    # Pure-Python busy work: the rank is running, not waiting.
+    end = time.time() + seconds
+    x = 0
+    while time.time() < end:
+        x += sum(i * i for i in range(1000))
+    return x
+
+
+class SlowDataset(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        if RANK == CULPRIT and i >= 8:
+            time.sleep(3600)  # the worker never produces the batch
+        return torch.ones(4)
+
+
+class DyingDataset(SlowDataset):
+    def __getitem__(self, i):
+        if RANK == CULPRIT and i >= 8:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return torch.ones(4)
+
+
+def loader(ds):
+    return torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2, timeout=0)
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_sigterm)
+    # A named Python thread, as training jobs have (checkpoint writers,
+    # heartbeats): live stacks must show its `threading` name.
+    threading.Thread(target=lambda: time.sleep(3600), name="ckpt-writer", daemon=True).start()
+    dist.init_process_group("gloo", timeout=timedelta(seconds=TIMEOUT))
+    t = torch.ones(1024)
+    try:
+        for _ in range(3):
+            train_step(t)
+        if SCENARIO == "healthy":
+            for _ in range(5):
+                train_step(t)
+            dist.barrier()
+            ready()
+        elif SCENARIO == "skip":
+            # Rank 2 skips the collective and waits for the others at the end.
+            ready()
+            if RANK != CULPRIT:
+                train_step(t)
+            else:
+                time.sleep(TIMEOUT * 3)
+        elif SCENARIO == "busy":
+            ready()
+            if RANK == CULPRIT:
+                heavy_compute(TIMEOUT * 3)
+            train_step(t)
+        elif SCENARIO == "dataloader":
+            it = iter(loader(SlowDataset()))
+            for _ in range(4):
+                batch = next(it)
+                if RANK == 0 and _ == 3:
+                    ready()
+                ready()
+                train_step(batch.sum(0).repeat(256))
+        elif SCENARIO == "dataloader_dies":
+            it = iter(loader(DyingDataset()))
+            ready()
+            for _ in range(4):
+                batch = next(it)
+                train_step(batch.sum(0).repeat(256))
+        elif SCENARIO == "sigkill":
+            ready()
+            if RANK == CULPRIT:
+                time.sleep(1)
+                os.kill(os.getpid(), signal.SIGKILL)
+            train_step(t)
+        elif SCENARIO == "size_mismatch":
+            ready()
+            train_step(torch.ones(2048 if RANK == CULPRIT else 1024))
+        elif SCENARIO == "dtype_mismatch":
+            ready()
+            train_step(torch.ones(1024, dtype=torch.float64 if RANK == CULPRIT else torch.float32))
+        elif SCENARIO == "subgroup":
+            # Two sub-groups {0,1} and {2,3}; rank 2 enters the world all_reduce
+            # while the others wait in their sub-group's.
+            g01 = dist.new_group([0, 1])
+            g23 = dist.new_group([2, 3])
+            ready()
+            if RANK == CULPRIT:
+                train_step(t)
+            else:
+                dist.all_reduce(t, group=g01 if RANK < 2 else g23)
+                train_step(t)
+        elif SCENARIO == "rank0_barrier":
+            ready()
+            if RANK == 0:
+                time.sleep(TIMEOUT * 3)  # e.g. rank 0 alone writes a checkpoint
+            dist.barrier()
+        elif SCENARIO == "straggler":
+            ready()
+            if RANK == CULPRIT:
+                time.sleep(TIMEOUT + 3)
+            train_step(t)
+        else:
+            raise SystemExit(f"unknown scenario {SCENARIO}")
+    except Exception:
+        dump_flight_recorder()
+        raise
+    dump_flight_recorder()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

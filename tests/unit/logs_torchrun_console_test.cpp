@@ -1,0 +1,127 @@
+// torchrun's console on real outputs (fixtures/torch/*/console.log, torch
+// 2.15 + gloo): the agent's SIGTERMs are cascades, the root cause block is
+// used only when it is a death by signal, the odd rank out after a timeout.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "collectors/logs/analyzer.hpp"
+#include "collectors/logs/torchrun_console.hpp"
+
+using namespace ccdiag;
+using namespace ccdiag::logs;
+
+namespace {
+
+std::string slurp(const std::string& scenario) {
+  std::ifstream in(std::string(CCDIAG_FIXTURES) + "/torch/" + scenario + "/console.log", std::ios::binary);
+  REQUIRE(in);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TorchrunConsole parse(const std::string& text, size_t block = 1 << 20) {
+  TorchrunConsoleParser p;
+  p.begin_file("console.log");
+  for (size_t i = 0; i < text.size(); i += block) p.feed_block(std::string_view(text).substr(i, block));
+  p.begin_file({});
+  return p.result();
+}
+
+LogAnalysis analyse(const std::string& scenario) {
+  auto a = LogAnalyzer::create(builtin_signatures());
+  REQUIRE(a);
+  (*a)->add_text(slurp(scenario), "console.log", "");
+  return (*a)->finish();
+}
+
+std::vector<const Finding*> voting(const LogAnalysis& a) {
+  std::vector<const Finding*> v;
+  for (const auto& f : a.findings)
+    if (f.role != FindingRole::cascade && f.role != FindingRole::context && !f.supports.empty()) v.push_back(&f);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("torchrun console: SIGKILLed rank is the root cause, the agent's SIGTERMs are not", "[torchrun]") {
+  const std::string text = slurp("sigkill");
+  for (size_t block : {size_t{1} << 20, size_t{97}}) {  // also with tables cut across blocks
+    const auto c = parse(text, block);
+    REQUIRE(c.failures.size() == 4);
+    CHECK(c.agent_terminated.size() == 3);
+    const auto* rc = c.root_cause();
+    REQUIRE(rc);
+    CHECK(rc->rank == 2);
+    CHECK(rc->signal == "SIGKILL");
+    CHECK(rc->exitcode == -9);
+  }
+  const auto a = analyse("sigkill");
+  REQUIRE(a.first_failure);
+  const Finding& first = a.findings[*a.first_failure];
+  CHECK(first.id == "torchrun.root_cause");
+  CHECK(first.subject.rank == 2);
+  // Every vote for a dead process names rank 2; the SIGTERMed ranks 0, 1, 3 never vote.
+  bool died = false;
+  for (const auto* f : voting(a)) {
+    for (const auto& s : f->supports)
+      if (s.cause == "rank_process_died") {
+        died = true;
+        CHECK(f->subject.rank == 2);
+      }
+  }
+  CHECK(died);
+  for (const auto& f : a.findings)
+    if (f.id == "torchelastic.signal" && f.subject.rank != 2) CHECK(f.role == FindingRole::cascade);
+}
+
+TEST_CASE("torchrun console: after a timeout the rank the agent had to stop is the odd one out", "[torchrun]") {
+  const auto c = parse(slurp("skip"));
+  const auto* rc = c.root_cause();
+  REQUIRE(rc);
+  CHECK(rc->rank == 1);  // the first to raise: a victim
+  CHECK(rc->exitcode == 1);
+  const auto a = analyse("skip");
+  const Finding* odd = nullptr;
+  for (const auto& f : a.findings) {
+    if (f.id == "torchrun.odd_rank_out") odd = &f;
+    if (f.id == "torchrun.root_cause") CHECK(f.role == FindingRole::context);  // exit code 1 does not vote
+  }
+  REQUIRE(odd);
+  CHECK(odd->subject.rank == 2);
+  CHECK(odd->role == FindingRole::primary);
+  // The gloo timeouts on ranks 0, 1, 3 are recognised as such, not as a user bug.
+  size_t timeouts = 0;
+  for (const auto& f : a.findings) {
+    if (f.id == "gloo.timeout") ++timeouts;
+    CHECK(f.id != "python.exception");
+  }
+  CHECK(timeouts >= 1);
+  for (const auto* f : voting(a))
+    for (const auto& s : f->supports) CHECK(s.cause != "user_code_bug");
+}
+
+TEST_CASE("torchrun console: SIGABRT after gloo::EnforceNotMet is a mismatch, not a death", "[torchrun]") {
+  const auto a = analyse("size_mismatch");
+  const Finding* mismatch = nullptr;
+  for (const auto& f : a.findings) {
+    if (f.id == "gloo.enforce.size_mismatch") mismatch = &f;
+    if (f.id == "torchrun.root_cause") {
+      CHECK(f.subject.rank == 1);
+      CHECK(f.fields["signal"] == "SIGABRT");
+      for (const auto& s : f.supports) CHECK(s.weight < 5);
+    }
+  }
+  REQUIRE(mismatch);
+  REQUIRE(!mismatch->supports.empty());
+  CHECK(mismatch->supports.front().cause == "mismatched_collectives");
+  CHECK(mismatch->fields["received"].dump().find("1024") != std::string::npos);
+}
+
+TEST_CASE("torchrun console: nothing without a console", "[torchrun]") {
+  const auto c = parse("[rank0]: loss 0.5\nepoch 1 done\nFailures are fine in prose\n");
+  CHECK(c.empty());
+  CHECK(torchrun_findings(c).empty());
+}
