@@ -1,5 +1,7 @@
 #include "collectors/logs/reader.hpp"
 
+#include "sys/untrusted_file.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -28,8 +30,17 @@ bool looks_binary(std::string_view head) {
 
 Result<std::unique_ptr<LogReader>> LogReader::open(const std::string& path, const std::string& shown,
                                                    size_t block_bytes) {
-  int fd = path == "-" ? dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(std::string("cannot open: ") + std::strerror(errno), shown);
+  // Files through the bounded reader's open (sys/untrusted_file.hpp): a FIFO,
+  // device or symlink is refused instead of blocking past --timeout.
+  int fd = -1;
+  if (path == "-") {
+    fd = dup(STDIN_FILENO);
+    if (fd < 0) return make_error(std::string("cannot open: ") + std::strerror(errno), shown);
+  } else {
+    auto f = UntrustedFile::open(path, shown);
+    if (!f) return f.error();
+    fd = f->release();
+  }
   // Peek at the magic to report "compressed" (gzread is transparent for plain data).
   unsigned char magic[2] = {0, 0};
   if (path != "-") {
