@@ -104,6 +104,18 @@ Result<CoreFile> CoreFile::parse(CoreFile c, const std::string& path) {
   return c;
 }
 
+uint64_t CoreFile::next_readable(uint64_t addr) const {
+  uint64_t best = UINT64_MAX;
+  // Segments are sorted by vaddr but may overlap in a crafted core: look at all.
+  for (const auto& l : loads_) {
+    if (l.filesz == 0) continue;
+    const uint64_t end = l.vaddr + l.filesz < l.vaddr ? UINT64_MAX : l.vaddr + l.filesz;
+    if (addr >= end) continue;
+    best = std::min(best, std::max(addr, l.vaddr));
+  }
+  return best;
+}
+
 size_t CoreFile::read(uint64_t addr, void* out, size_t len) const {
   size_t done = 0;
   auto* dst = static_cast<char*>(out);

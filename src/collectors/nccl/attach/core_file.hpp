@@ -46,6 +46,8 @@ class CoreFile final : public MemoryReader {
   static Result<CoreFile> from_bytes(std::string bytes, const std::string& name);
 
   size_t read(uint64_t addr, void* out, size_t len) const override;
+  // The start of the first dumped byte at or after `addr` (UINT64_MAX: none).
+  uint64_t next_readable(uint64_t addr) const override;
 
   const std::vector<CoreLoad>& loads() const { return loads_; }
   const std::vector<CoreMappedFile>& files() const { return files_; }
