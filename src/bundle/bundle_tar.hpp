@@ -12,7 +12,7 @@
 //             was cut (a timeout, a killed ssh).
 //
 // Reading refuses what read_bundle refuses: absolute or ".." member paths,
-// links, devices, duplicate members, more than 20,000 members or 4 GiB expanded.
+// links, devices, duplicate members, more than 10,000 members or 4 GiB expanded.
 #pragma once
 
 #include <chrono>
@@ -33,7 +33,7 @@ namespace ccdiag {
 // 42 MB tar.gz holding one 9 GiB member is refused without writing a byte;
 // one holding 1,000,000 empty members stops at the count).
 inline constexpr uint64_t kMaxBundleExpandedBytes = 4ULL << 30;
-inline constexpr uint64_t kMaxBundleMembers = 20000;
+inline constexpr uint64_t kMaxBundleMembers = 10000;
 
 struct TarLimits {
   uint64_t max_members = kMaxBundleMembers;

@@ -14,13 +14,11 @@ void add_output_flags(CLI::App* sub, OutputOptions& opts, bool markdown) {
   }
 }
 
-CLI::Validator untrusted_file_validator() {
-  return CLI::Validator(
-      [](std::string& path) -> std::string {
-        auto f = UntrustedFile::open(path, path);
-        return f ? std::string() : f.error().message;
-      },
-      "FILE");
+Status check_kernel_log_option(const GlobalOptions& g) {
+  if (g.kernel_log.empty()) return Ok{};
+  auto f = UntrustedFile::open(g.kernel_log, g.kernel_log);
+  if (!f) return make_error(f.error().message, g.kernel_log, "check the path given to --kernel-log");
+  return Ok{};
 }
 
 int report_input_error(CommandContext& ctx, const Error& e) {

@@ -45,10 +45,10 @@ struct CommandContext {
 // Adds --json and --markdown (mutually exclusive) to a subcommand.
 void add_output_flags(CLI::App* sub, OutputOptions& opts, bool markdown = true);
 
-// A CLI11 check for a FILE option read from an untrusted place: refuses,
-// at parse time (exit 2), what the bounded reader refuses: a FIFO, device,
-// socket, directory or symlink (sys/untrusted_file.hpp).
-CLI::Validator untrusted_file_validator();
+// --kernel-log, checked before anything runs: the bounded reader's rules
+// (sys/untrusted_file.hpp) refuse a FIFO, device, socket, directory or
+// symlink as an input error (exit 2) instead of a collector blocking on it.
+Status check_kernel_log_option(const GlobalOptions& g);
 
 // Prints "ccdiag: error: <one line>" and returns kExitUsage.
 int report_input_error(CommandContext& ctx, const Error& e);

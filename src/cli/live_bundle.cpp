@@ -20,6 +20,7 @@ constexpr uint64_t kMaxBundledLogBytes = 256ULL << 20;
 Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string& out_dir,
                                        const std::vector<std::string>& extra_logs) {
   LiveBundle lb;
+  if (auto st = check_kernel_log_option(g); !st) return st.error();
   // Read the user's logs first: a bad path is an input error before any probing.
   std::vector<std::pair<std::string, std::string>> logs;
   for (const auto& path : extra_logs) {

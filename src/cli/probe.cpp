@@ -94,14 +94,7 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
   if (!cc.root.is_live() && !cc.root.exists("/"))
     return report_input_error(ctx, make_error("no such directory", ctx.global.root, "--root takes a captured or fixture tree"));
 
-  if (cc.kernel_log_file) {
-    // O_NONBLOCK: a FIFO must not block this check (the collector reads it under its deadline).
-    const int fd = ::open(cc.kernel_log_file->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-      return report_input_error(ctx, make_error(std::string("cannot open: ") + std::strerror(errno), *cc.kernel_log_file,
-                                                "check the path given to --kernel-log"));
-    ::close(fd);
-  }
+  if (auto st = check_kernel_log_option(ctx.global); !st) return report_input_error(ctx, st.error());
   KernelLogOptions kopts;
   if (!opts.since.empty()) {
     const auto since = parse_since(opts.since, static_cast<int64_t>(std::time(nullptr)));

@@ -34,7 +34,6 @@ Result<UntrustedFile> UntrustedFile::open(const std::string& path, const std::st
   if (fd < 0) {
     const int err = errno;
     if (err == ELOOP) return make_error("is a symlink; refused (name the file itself)", shown);
-    if (err == ENOENT) return make_error("no such file", shown);
     if (err == ENXIO) return make_error("is a socket or an unconnected device; refused (regular files only)", shown);
     return make_error(std::string("cannot open: ") + std::strerror(err), shown);
   }

@@ -111,7 +111,8 @@ class Adversarial(unittest.TestCase):
         self.assertLess(o.wall, TIMEOUT + SLACK, f"{what}: took {o.wall:.1f} s")
         self.assertLess(o.maxrss_mb, MAX_RSS_MB, f"{what}: peak RSS {o.maxrss_mb:.0f} MiB")
         if o.returncode == 2 and one_line:
-            lines = [l for l in o.stderr.splitlines() if l.strip()]
+            # CLI11's parse errors add its usual "Run with --help" line.
+            lines = [l for l in o.stderr.splitlines() if l.strip() and not l.startswith("Run with --help")]
             self.assertEqual(len(lines), 1, f"{what}: expected one error line, got {o.stderr!r}")
             self.assertTrue(lines[0].startswith("ccdiag: error:") or "--" in lines[0], lines[0])
         self.wait_no_leftovers(what)
@@ -299,9 +300,9 @@ class Adversarial(unittest.TestCase):
 
     def test_tar_member_count_and_size_caps(self):
         """1,000,000 empty members were extracted (175 s); one 9 GiB member wrote 8 GB first."""
-        many = self.tarball("many.tar.gz", [(self.member(f"b/raw/f{i}"), None) for i in range(30000)])
+        many = self.tarball("many.tar.gz", [(self.member(f"b/raw/f{i}"), None) for i in range(200000)])
         o = self.run_cmd(["diagnose", many])
-        self.check(o, 2, "30,000 members")
+        self.check(o, 2, "200,000 members")
         self.assertIn("members", o.stderr)
         huge = self.tarball("huge.tar.gz", [(self.member("b/raw/kernel.log", 9 << 30), bytes(1 << 20))])
         o = self.run_cmd(["diagnose", huge])
@@ -450,8 +451,8 @@ class Adversarial(unittest.TestCase):
 
     def slow_tarball(self):
         # Many small members: extraction takes a while, so a signal lands mid-way.
-        return self.tarball("slow.tar.gz", [(self.member(f"b/raw/logs/r{i}.log", 4096), bytes(4096))
-                                            for i in range(19000)])
+        return self.tarball("slow.tar.gz", [(self.member(f"b/raw/logs/r{i}.log", 16384), bytes(16384))
+                                            for i in range(9000)])
 
     def test_signals_leave_no_temporary_directory(self):
         """SIGTERM/SIGINT/SIGHUP/SIGKILL of diagnose left /tmp/ccdiag-bundle-* behind."""
