@@ -51,10 +51,16 @@ bool is_tarball_name(const std::string& p) {
 }
 
 Result<std::shared_ptr<TempDir>> extract_tarball(const std::string& path) {
-  auto dir = OutputDir::make_private("ccdiag-bundle-");
-  if (!dir) return make_error("cannot create a temporary directory: " + dir.error().message, path);
-  // Registered at once: removed however this process ends (sys/temp_cleanup.hpp).
-  auto temp = std::make_shared<TempDir>(dir->path());
+  // Created and registered with termination signals deferred: removed however
+  // this process ends, even by a signal that lands in between (sys/temp_cleanup.hpp).
+  std::shared_ptr<TempDir> temp;
+  Result<OutputDir> dir = make_error("not created");
+  {
+    TerminationSignalsDeferred deferred;
+    dir = OutputDir::make_private("ccdiag-bundle-");
+    if (!dir) return make_error("cannot create a temporary directory: " + dir.error().message, path);
+    temp = std::make_shared<TempDir>(dir->path());
+  }
   TarLimits limits;
   limits.deadline = run_deadline();
   if (auto st = extract_tar_into(path, *dir, /*strip_top=*/false, limits); !st) return st.error();
@@ -163,7 +169,7 @@ struct RawWalk {
         note(r, "not a regular file (a FIFO, socket or device); skipped");
         continue;
       }
-      if (::faccessat(dirfd, n.c_str(), R_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == EACCES) {
+      if (::faccessat(dirfd, n.c_str(), R_OK, AT_SYMLINK_NOFOLLOW | AT_EACCESS) != 0 && errno == EACCES) {
         note(r, "unreadable (permission denied)");
         continue;
       }

@@ -35,6 +35,13 @@ bool write_all(int fd, const char* p, size_t n) {
   return true;
 }
 
+// archive_error_string() is NULL when libarchive set no message (a header
+// it only warned about): found by fuzz/bundle_reader_fuzz.cpp as a strlen(NULL).
+std::string archive_why(struct archive* a) {
+  const char* s = archive_error_string(a);
+  return s ? s : "unknown libarchive error";
+}
+
 struct Sink {
   int fd;
   bool armor;
@@ -131,7 +138,7 @@ Status write_bundle_tar(const std::string& dir, const std::string& top, int fd, 
   }
   archive_entry_free(e);
   if (archive_write_close(a) != ARCHIVE_OK || sink.failed) {
-    const std::string msg = sink.failed ? std::string("write failed: ") + std::strerror(errno) : archive_error_string(a);
+    const std::string msg = sink.failed ? std::string("write failed: ") + std::strerror(errno) : archive_why(a);
     archive_write_free(a);
     return make_error(msg, "tar stream");
   }
@@ -161,7 +168,7 @@ std::string copy_member_data(struct archive* a, int fd, TarBudget& budget, const
   for (;;) {
     const int rb = archive_read_data_block(a, &buf, &size, &offset);
     if (rb == ARCHIVE_EOF) return "";
-    if (rb != ARCHIVE_OK) return std::string("corrupt or truncated tar archive: ") + archive_error_string(a);
+    if (rb != ARCHIVE_OK) return "corrupt or truncated tar archive: " + archive_why(a);
     budget.bytes += size;
     if (budget.bytes > limits.max_bytes)
       return "archive expands beyond " + std::to_string(limits.max_bytes >> 30) + " GiB; refused";
@@ -189,14 +196,14 @@ Status extract_tar_into(const std::string& tar_path, const OutputDir& dest, bool
     return make_error(msg, tar_path, "pass a bundle written by `ccdiag collect` (a directory or its .tar.gz)");
   };
   if (archive_read_open_fd(a, file->fd(), 1 << 16) != ARCHIVE_OK)
-    return fail(std::string("not a readable tar archive: ") + archive_error_string(a));
+    return fail("not a readable tar archive: " + archive_why(a));
   TarBudget budget;
   size_t files = 0;
   archive_entry* entry = nullptr;
   for (;;) {
     const int r = archive_read_next_header(a, &entry);
     if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK) return fail(std::string("corrupt or truncated tar archive: ") + archive_error_string(a));
+    if (r != ARCHIVE_OK) return fail("corrupt or truncated tar archive: " + archive_why(a));
     std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
     while (name.rfind("./", 0) == 0) name.erase(0, 2);
     if (name.empty() && archive_entry_filetype(entry) == AE_IFDIR) continue;  // "./"

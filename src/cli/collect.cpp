@@ -29,6 +29,7 @@ int run_collect(const CollectOptions& opts, CommandContext& ctx) {
   // local user can plant first.
   std::string out = opts.out;
   if (!stream && out.empty()) {
+    TerminationSignalsDeferred deferred;  // created and registered before a signal can end us
     auto dir = OutputDir::make_private("ccdiag-collect-");
     if (!dir) return report_input_error(ctx, dir.error());
     out = dir->path();

@@ -8,6 +8,7 @@
 
 #include "collectors/collector.hpp"
 #include "ccdiag/version.hpp"
+#include "sys/temp_cleanup.hpp"
 #include "sys/untrusted_file.hpp"
 
 namespace ccdiag {
@@ -43,13 +44,15 @@ Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string
 
   // A private unpredictable directory unless the user named one; either way
   // every file is created with O_EXCL|O_NOFOLLOW (sys/output_dir.hpp).
-  auto dir = out_dir.empty() ? OutputDir::make_private("ccdiag-live-") : OutputDir::open_fresh(out_dir);
-  if (!dir) return dir.error();
-  if (out_dir.empty()) {
-    lb.temp = std::make_shared<TempDir>(dir->path());
-  } else {
-    lb.out_dir = out_dir;
+  Result<OutputDir> dir = make_error("not created");
+  {
+    // A temporary bundle is registered for removal before any signal can end us.
+    TerminationSignalsDeferred deferred;
+    dir = out_dir.empty() ? OutputDir::make_private("ccdiag-live-") : OutputDir::open_fresh(out_dir);
+    if (!dir) return dir.error();
+    if (out_dir.empty()) lb.temp = std::make_shared<TempDir>(dir->path());
   }
+  if (!out_dir.empty()) lb.out_dir = out_dir;
 
   CollectContext cc;
   cc.root = g.sysroot();

@@ -154,4 +154,20 @@ void unregister_temp_dir(const std::string& path) { send_msg('-', path, false); 
 
 void remove_tree_raw(const char* path) { remove_at(AT_FDCWD, path, 0); }
 
+TerminationSignalsDeferred::TerminationSignalsDeferred() {
+  static_assert(sizeof(saved_) >= sizeof(sigset_t));
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    (void)cleanup_socket();
+  }
+  sigset_t block;
+  sigemptyset(&block);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&block, s);
+  pthread_sigmask(SIG_BLOCK, &block, reinterpret_cast<sigset_t*>(saved_));
+}
+
+TerminationSignalsDeferred::~TerminationSignalsDeferred() {
+  pthread_sigmask(SIG_SETMASK, reinterpret_cast<sigset_t*>(saved_), nullptr);
+}
+
 }  // namespace ccdiag

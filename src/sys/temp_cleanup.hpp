@@ -22,6 +22,21 @@ void register_temp_dir(const std::string& path);
 // The owner removed `path` itself (or keeps it: a finished `collect`).
 void unregister_temp_dir(const std::string& path);
 
+// Blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT in this thread while alive: a
+// directory is created and registered inside one, so a signal that arrives in
+// between is delivered only once the cleanup process knows the directory.
+// The constructor starts the cleanup process first.
+class TerminationSignalsDeferred {
+ public:
+  TerminationSignalsDeferred();
+  ~TerminationSignalsDeferred();
+  TerminationSignalsDeferred(const TerminationSignalsDeferred&) = delete;
+  TerminationSignalsDeferred& operator=(const TerminationSignalsDeferred&) = delete;
+
+ private:
+  unsigned long long saved_[16];  // a sigset_t, without <signal.h> here
+};
+
 // Removes a directory tree without following symlinks, with system calls
 // only (usable in a signal handler or a forked child). Bounded depth.
 void remove_tree_raw(const char* path);
