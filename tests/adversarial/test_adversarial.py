@@ -206,7 +206,10 @@ class Adversarial(unittest.TestCase):
         page = bytes(4096)
         for path in (self.core([(0x10000000, 1 << 50, 4096, page)]),
                      self.core([(0x10000000, 1 << 30, 0, b"")], phnum=0xFFFF)):
-            o = self.run_cmd(["nccl", "attach", "--core", path, "--json"])
+            # --nccl-lib names a library (any file): without one ccdiag stops at
+            # "no libnccl mapped" before scanning, as it would on a real core
+            # whose NT_FILE note names none.
+            o = self.run_cmd(["nccl", "attach", "--core", path, "--nccl-lib", path, "--json"])
             self.check(o, (0, 1, 3), os.path.basename(path))
 
     def test_ras_that_never_answers_keeps_the_rings(self):
@@ -285,7 +288,7 @@ class Adversarial(unittest.TestCase):
         """members: (TarInfo, bytes or None); written with the declared sizes as given."""
         raw = io.BytesIO()
         for info, data in members:
-            raw.write(info.tobuf(format=tarfile.USTAR_FORMAT))
+            raw.write(info.tobuf(format=tarfile.GNU_FORMAT))  # GNU: sizes past 8 GiB
             if data:
                 raw.write(data + bytes(-len(data) % 512))
         raw.write(bytes(1024))
@@ -391,6 +394,18 @@ class Adversarial(unittest.TestCase):
         o = self.run_cmd(["diagnose", path])
         self.check(o, 2, "truncated tar.gz")
         self.assertIn("truncated", o.stderr.lower())
+
+    def test_truncated_gz_log(self):
+        """A .log.gz cut short was analysed as if complete (exit 0, no note)."""
+        data = b"".join(b"node1:42:42 [0] NCCL INFO line %d\n" % i for i in range(20000))
+        g = gzip.compress(data)
+        path = os.path.join(self.tmp, "rank0.log.gz")
+        with open(path, "wb") as f:
+            f.write(g[: len(g) // 2])
+        for args in (["logs", path], ["diagnose", "--log", path]):
+            o = self.run_cmd(args)
+            self.check(o, 2, " ".join(args[:2]) + " truncated gz")
+            self.assertIn("truncated", o.stderr)
 
     # -- 6. secrets ---------------------------------------------------------
 

@@ -84,6 +84,13 @@ Result<std::string_view> LogReader::next() {
       return make_error(std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno) : msg), shown_);
     }
     if (n == 0) {
+      // zlib ends a cut .gz like a complete one (Z_BUF_ERROR, no -1): the
+      // missing end is where a job's failure is, so say so (issue 22).
+      int code = Z_OK;
+      (void)gzerror(impl_->gz, &code);
+      if (code == Z_BUF_ERROR)
+        return make_error("compressed log is truncated (unexpected end of gzip stream)", shown_,
+                          "its end is missing; decompress what is there (zcat) and pass the text, or copy it again");
       eof_ = true;
       break;
     }

@@ -65,6 +65,9 @@ class CoreFile final : public MemoryReader {
   MappedFile file_;
   std::string owned_;  // from_bytes
   std::vector<CoreLoad> loads_;  // sorted by vaddr
+  // Dumped ranges [start, end), merged and sorted: next_readable() in log time
+  // (a crafted core has 65,535 segments).
+  std::vector<std::pair<uint64_t, uint64_t>> dumped_;
   std::vector<CoreMappedFile> files_;
   std::vector<CoreThread> threads_;
   std::string command_;
