@@ -251,6 +251,17 @@ class Adversarial(unittest.TestCase):
             unchecked = json.load(f)["unchecked"]
         self.assertTrue(any(u["what"] == "NCCL RAS" for u in unchecked), unchecked)
 
+    def test_probe_budget_is_the_timeout(self):
+        """probe budgets had floors above --timeout (rdma: interval + 4 s, kernel 6 s,
+        others 4 s): `probe rdma --interval 3 --timeout 2` ran past --timeout."""
+        root = os.path.join(FIXTURES, "sysroots", "roce-counters-rising")
+        o = self.run_cmd(["--root", root, "probe", "rdma", "--interval", "3"])
+        self.check(o, 2, "probe rdma with --interval past --timeout")
+        self.assertIn("--interval must be shorter than --timeout", o.stderr)
+        for what in ("kernel", "pcie", "config"):
+            o = self.run_cmd(["--root", root, "probe", what])
+            self.check(o, (0, 1, 3), "probe " + what, one_line=False)
+
     # -- 4. memory ----------------------------------------------------------
 
     @unittest.skipUnless(IS_ROOT, "mknod of a character device needs root")
