@@ -188,16 +188,17 @@ class Adversarial(unittest.TestCase):
         ehdr = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
         ehdr += struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, 64, 0, 0, 64, 56, phnum, 64, 0, 0)
         data_off = 64 + 56 * phnum
-        phdrs, blob = b"", b""
+        phdrs, blob, blob_len = [], [], 0
         for i in range(phnum):
             vaddr, memsz, filesz, data = loads[i % len(loads)]
             vaddr += i * (memsz + 4096)
-            off = data_off + len(blob) if filesz else 0
-            phdrs += struct.pack("<IIQQQQQQ", 1, 6, off, vaddr, 0, filesz, memsz, 4096)
-            blob += data[:filesz]
+            off = data_off + blob_len if filesz else 0
+            phdrs.append(struct.pack("<IIQQQQQQ", 1, 6, off, vaddr, 0, filesz, memsz, 4096))
+            blob.append(data[:filesz])
+            blob_len += filesz
         path = os.path.join(self.tmp, f"core.{phnum}")
         with open(path, "wb") as f:
-            f.write(ehdr + phdrs + blob)
+            f.write(ehdr + b"".join(phdrs) + b"".join(blob))
         return path
 
     def test_crafted_cores(self):
