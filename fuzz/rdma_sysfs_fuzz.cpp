@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ccdiag::rdma::classify_counter(text);
   (void)ccdiag::parse_memlock_limit(text);
   (void)ccdiag::kernel_major_minor(text);
-  ccdiag::RankProcess p;
+  ccdiag::ConfigRankProcess p;
   (void)ccdiag::rank_from_environ(text, p);
   (void)ccdiag::tgid_from_status(text);
   (void)ccdiag::normalize_bdf(text);

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,10 +35,15 @@ struct BundleManifest {
   nlohmann::json raw = nlohmann::json::object();
 };
 
-// A temporary directory removed when the last owner goes (tarball extraction).
+// A temporary directory removed when the last owner goes (tarball extraction,
+// a live diagnose's bundle), and by the cleanup process when ccdiag is killed
+// first (sys/temp_cleanup.hpp).
 struct TempDir {
-  std::string path;
+  explicit TempDir(std::string p);
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   ~TempDir();
+  std::string path;
 };
 
 struct Bundle {
@@ -51,10 +57,26 @@ struct Bundle {
 };
 
 // Reads and validates a bundle. Refuses, with a one-line error naming the
-// file: a missing or malformed manifest/evidence, a wrong format, a symlink or
-// path that leads outside the bundle, tar members with absolute or ".." paths,
-// links or devices.
+// file: a missing, malformed, oversized (manifest 1 MiB, evidence 256 MiB) or
+// too deeply nested (64) manifest/evidence, one that is not a regular file
+// (FIFO, device, symlink), a wrong format, a symlink or path that leads
+// outside the bundle (a `raw` that is itself a symlink), tar members with
+// absolute or ".." paths, links, devices or duplicate names, a tar past the
+// member-count or expanded-size caps or the run's deadline (--timeout).
+// What exists but cannot be read (an unreadable raw/ or raw/logs/, a FIFO
+// under raw/) becomes an `unchecked` entry: it lowers confidence instead of
+// reading as health.
 Result<Bundle> read_bundle(const std::string& path);
+
+// The checks read_bundle applies to the text of manifest.json and
+// evidence.json (fuzz/bundle_reader_fuzz.cpp feeds them arbitrary bytes).
+Result<BundleManifest> parse_bundle_manifest(std::string_view text, const std::string& shown);
+Status parse_bundle_evidence(std::string_view text, const std::string& host, const std::string& shown,
+                             std::vector<Evidence>& evidence, std::vector<Unchecked>& unchecked);
+
+// A raw text artefact (raw/kernel.log): its newest 8 MiB, never read whole,
+// through the bounded reader. `cut` (optional) says older bytes were dropped.
+Result<std::string> read_bundle_raw_text(const Bundle& b, const std::string& rel, bool* cut = nullptr);
 
 // True when `path` looks like a bundle (a manifest.json, or a tarball name).
 bool looks_like_bundle(const std::string& path);

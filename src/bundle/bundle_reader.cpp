@@ -1,31 +1,46 @@
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "bundle/bundle.hpp"
 #include "bundle/bundle_tar.hpp"
+#include "sys/run_deadline.hpp"
+#include "sys/temp_cleanup.hpp"
+#include "sys/untrusted_file.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ccdiag {
 
+TempDir::TempDir(std::string p) : path(std::move(p)) { register_temp_dir(path); }
+
 TempDir::~TempDir() {
   if (path.empty()) return;
   std::error_code ec;
   fs::remove_all(path, ec);
+  unregister_temp_dir(path);
 }
 
 namespace {
 
-constexpr size_t kMaxJsonBytes = 512ULL << 20;
+// manifest.json is a few hundred bytes; evidence.json holds every rank's
+// stacks (a few MB for 8 ranks). The caps keep a hostile file from turning
+// into gigabytes of JSON nodes (nlohmann uses ~10x the text size).
+constexpr uint64_t kMaxManifestBytes = 1ULL << 20;
+constexpr uint64_t kMaxEvidenceBytes = 256ULL << 20;
+// raw/kernel.log as collected is at most 8 MiB (the newest part of the ring):
+// a bigger one was not written by ccdiag; its newest 8 MiB are analysed.
+constexpr uint64_t kMaxKernelLogBytes = 8ULL << 20;
 
 bool has_suffix(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
@@ -35,68 +50,20 @@ bool is_tarball_name(const std::string& p) {
   return has_suffix(p, ".tar.gz") || has_suffix(p, ".tgz") || has_suffix(p, ".tar");
 }
 
-Result<std::string> slurp(const std::string& path, const std::string& shown) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(std::string("cannot read: ") + std::strerror(errno), shown);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  if (s.size() > kMaxJsonBytes) return make_error("file too large", shown);
-  return s;
-}
-
-// A member name is safe when it is relative and never climbs out.
-bool safe_member_name(const std::string& name) {
-  if (name.empty() || name.front() == '/') return false;
-  fs::path p(name);
-  for (const auto& part : p)
-    if (part == "..") return false;
-  return true;
-}
-
 Result<std::shared_ptr<TempDir>> extract_tarball(const std::string& path) {
-  char tmpl[] = "/tmp/ccdiag-bundle-XXXXXX";
-  if (!::mkdtemp(tmpl)) return make_error(std::string("cannot create a temporary directory: ") + std::strerror(errno), path);
-  auto temp = std::make_shared<TempDir>();
-  temp->path = tmpl;
-
-  struct archive* a = archive_read_new();
-  archive_read_support_filter_gzip(a);
-  archive_read_support_filter_none(a);
-  archive_read_support_format_tar(a);
-  archive_read_support_format_gnutar(a);
-  auto fail = [&](const std::string& msg) -> Error {
-    archive_read_free(a);
-    return make_error(msg, path, "pass a bundle written by `ccdiag collect` (a directory or its .tar.gz)");
-  };
-  if (archive_read_open_filename(a, path.c_str(), 1 << 16) != ARCHIVE_OK)
-    return fail(std::string("not a readable tar archive: ") + archive_error_string(a));
-  uint64_t total = 0;
-  archive_entry* entry = nullptr;
-  for (;;) {
-    const int r = archive_read_next_header(a, &entry);
-    if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK) return fail(std::string("corrupt tar archive: ") + archive_error_string(a));
-    std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
-    while (name.rfind("./", 0) == 0) name.erase(0, 2);
-    if (name.empty()) continue;
-    if (!safe_member_name(name)) return fail("member '" + name + "' has an absolute or '..' path; refused");
-    const mode_t type = archive_entry_filetype(entry);
-    if (archive_entry_hardlink(entry) || type == AE_IFLNK)
-      return fail("member '" + name + "' is a link; refused (bundles hold plain files only)");
-    const fs::path dest = fs::path(temp->path) / name;
-    std::error_code ec;
-    if (type == AE_IFDIR) {
-      fs::create_directories(dest, ec);
-      continue;
-    }
-    if (type != AE_IFREG) return fail("member '" + name + "' is not a regular file; refused");
-    fs::create_directories(dest.parent_path(), ec);
-    std::ofstream out(dest, std::ios::binary);
-    if (!out) return fail("cannot write extracted member '" + name + "'");
-    if (auto why = copy_member_data(a, out, total); !why.empty()) return fail(why);
+  // Created and registered with termination signals deferred: removed however
+  // this process ends, even by a signal that lands in between (sys/temp_cleanup.hpp).
+  std::shared_ptr<TempDir> temp;
+  Result<OutputDir> dir = make_error("not created");
+  {
+    TerminationSignalsDeferred deferred;
+    dir = OutputDir::make_private("ccdiag-bundle-");
+    if (!dir) return make_error("cannot create a temporary directory: " + dir.error().message, path);
+    temp = std::make_shared<TempDir>(dir->path());
   }
-  archive_read_free(a);
+  TarLimits limits;
+  limits.deadline = run_deadline();
+  if (auto st = extract_tar_into(path, *dir, /*strip_top=*/false, limits); !st) return st.error();
   return temp;
 }
 
@@ -115,44 +82,211 @@ std::string find_root(const std::string& dir) {
   return dir;
 }
 
-Result<nlohmann::json> read_json_file(const std::string& path, const std::string& shown) {
-  auto text = slurp(path, shown);
-  if (!text) return text.error();
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return make_error("malformed JSON", shown, "the file is damaged; collect the bundle again");
+Result<nlohmann::json> parse_json_text(std::string_view text, const std::string& shown) {
+  auto j = parse_untrusted_json(text, shown);
+  if (!j) {
+    if (j.error().message == "malformed JSON")
+      return make_error("malformed JSON", shown, "the file is damaged; collect the bundle again");
+    return j.error();
+  }
   return j;
 }
 
-// Collects regular files under raw/, refusing any symlink whose target leaves the bundle.
-Status list_raw(const std::string& dir, std::vector<std::string>& out, const std::string& input) {
-  const fs::path raw = fs::path(dir) / "raw";
-  std::error_code ec;
-  if (!fs::exists(raw, ec)) return Ok{};
-  const fs::path canon_root = fs::weakly_canonical(dir, ec);
-  for (auto it = fs::recursive_directory_iterator(raw, fs::directory_options::none, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) return make_error("cannot list raw/: " + ec.message(), input);
-    const fs::path p = it->path();
-    const std::string rel = fs::relative(p, dir, ec).string();
-    if (it->is_symlink(ec)) {
-      const fs::path target = fs::weakly_canonical(p, ec);
-      const std::string t = target.string(), r = canon_root.string() + "/";
-      if (t.compare(0, r.size(), r) != 0)
-        return make_error("symlink points outside the bundle; refused", input + "/" + rel);
-      if (fs::is_directory(target, ec)) continue;  // not followed: the directory is listed on its own
-    }
-    if (fs::is_regular_file(p, ec)) out.push_back(rel);
+// Walks raw/ through directory descriptors opened O_NOFOLLOW, so nothing
+// outside the bundle is ever opened, listed or named in a message. What
+// cannot be read becomes an `unchecked` entry: evidence that was there but
+// could not be looked at must lower confidence, never read as health.
+struct RawWalk {
+  const std::string& input;
+  const std::string& host;
+  std::string canon_root;  // the bundle directory, resolved, with a trailing '/'
+  std::vector<std::string>& files;
+  std::vector<Unchecked>& unchecked;
+  size_t entries = 0;
+
+  void note(const std::string& rel, const std::string& why) {
+    unchecked.push_back(Unchecked{host + ": bundle " + rel, "error: " + why + "; its evidence was not read"});
   }
+
+  // A symlink is refused when its target leaves the bundle (the message names
+  // the link, never the target); one inside the bundle is skipped: bundles
+  // hold plain files, and the target is listed on its own.
+  Status symlink(const std::string& full, const std::string& rel) {
+    std::error_code ec;
+    const std::string t = fs::weakly_canonical(full, ec).string();
+    if (ec || t.compare(0, canon_root.size(), canon_root) != 0)
+      return make_error("symlink points outside the bundle; refused", input + "/" + rel);
+    return Ok{};
+  }
+
+  Status walk(int dirfd, const std::string& full, const std::string& rel, int depth) {
+    if (depth > 32) {
+      note(rel, "nested deeper than 32 directories");
+      return Ok{};
+    }
+    const int dup_fd = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    DIR* d = dup_fd >= 0 ? ::fdopendir(dup_fd) : nullptr;
+    if (!d) {
+      if (dup_fd >= 0) ::close(dup_fd);
+      note(rel + "/", std::string("cannot list: ") + std::strerror(errno));
+      return Ok{};
+    }
+    std::vector<std::string> names;
+    errno = 0;
+    while (const dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      names.emplace_back(e->d_name);
+    }
+    const int read_err = errno;
+    ::closedir(d);
+    if (read_err != 0) note(rel + "/", std::string("cannot list: ") + std::strerror(read_err));
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) {
+      if (++entries > kMaxBundleMembers)
+        return make_error("more than " + std::to_string(kMaxBundleMembers) + " files under raw/; refused", input);
+      const std::string r = rel + "/" + n, f = full + "/" + n;
+      struct stat st {};
+      if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        note(r, std::string("cannot stat: ") + std::strerror(errno));
+        continue;
+      }
+      if (S_ISLNK(st.st_mode)) {
+        if (auto s = symlink(f, r); !s) return s;
+        continue;
+      }
+      if (S_ISDIR(st.st_mode)) {
+        const int sub = ::openat(dirfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) {
+          note(r + "/", std::string("cannot open: ") + std::strerror(errno));
+          continue;
+        }
+        auto s = walk(sub, f, r, depth + 1);
+        ::close(sub);
+        if (!s) return s;
+        continue;
+      }
+      if (!S_ISREG(st.st_mode)) {
+        note(r, "not a regular file (a FIFO, socket or device); skipped");
+        continue;
+      }
+      if (::faccessat(dirfd, n.c_str(), R_OK, AT_SYMLINK_NOFOLLOW | AT_EACCESS) != 0 && errno == EACCES) {
+        note(r, "unreadable (permission denied)");
+        continue;
+      }
+      files.push_back(r);
+    }
+    return Ok{};
+  }
+};
+
+Status list_raw(const std::string& dir, const std::string& host, std::vector<std::string>& out,
+                std::vector<Unchecked>& unchecked, const std::string& input) {
+  const int root = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) return make_error(std::string("cannot open: ") + std::strerror(errno), input);
+  struct stat st {};
+  if (::fstatat(root, "raw", &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    const int err = errno;
+    ::close(root);
+    if (err == ENOENT) return Ok{};  // a bundle of live-only evidence
+    unchecked.push_back(Unchecked{host + ": bundle raw/", std::string("error: cannot stat: ") + std::strerror(err)});
+    return Ok{};
+  }
+  // raw itself a symlink: the whole tree would be someone else's directory.
+  if (S_ISLNK(st.st_mode)) {
+    ::close(root);
+    return make_error("raw is a symlink; refused (bundles hold plain files and directories)", input + "/raw");
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    ::close(root);
+    return make_error("raw is not a directory; refused", input + "/raw");
+  }
+  const int raw = ::openat(root, "raw", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  ::close(root);
+  if (raw < 0) {
+    unchecked.push_back(Unchecked{host + ": bundle raw/", std::string("error: cannot open: ") + std::strerror(errno) +
+                                                               "; its evidence was not read"});
+    return Ok{};
+  }
+  std::error_code ec;
+  RawWalk w{input, host, fs::weakly_canonical(dir, ec).string() + "/", out, unchecked};
+  auto s = w.walk(raw, (fs::path(dir) / "raw").string(), "raw", 0);
+  ::close(raw);
   std::sort(out.begin(), out.end());
-  return Ok{};
+  return s;
 }
 
 }  // namespace
+
+Result<std::string> read_bundle_raw_text(const Bundle& b, const std::string& rel, bool* cut) {
+  const std::string path = (fs::path(b.dir) / rel).string();
+  auto t = read_untrusted_tail(path, kMaxKernelLogBytes, b.input + "/" + rel);
+  if (!t) return t.error();
+  if (cut) *cut = t->cut;
+  return std::move(t->text);
+}
 
 bool looks_like_bundle(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return fs::exists(fs::path(path) / "manifest.json", ec);
   return is_tarball_name(path);
+}
+
+Result<BundleManifest> parse_bundle_manifest(std::string_view text, const std::string& shown) {
+  auto mj = parse_json_text(text, shown);
+  if (!mj) return mj.error();
+  const auto& m = *mj;
+  BundleManifest out;
+  // value("format", "") would throw on a non-string: typed checks only.
+  if (!m.is_object() || !m.contains("format") || !m["format"].is_string() || m["format"].get<std::string>() != kBundleFormat)
+    return make_error("not a ccdiag bundle manifest (format must be \"ccdiag-bundle\")", shown);
+  if (!m.contains("schema_version") || !m["schema_version"].is_number_integer())
+    return make_error("schema_version missing or not an integer", shown);
+  const auto v = m["schema_version"].get<int64_t>();
+  if (v < 1 || v > kSchemaVersion)
+    return make_error("unsupported schema_version " + std::to_string(v), shown,
+                      "this ccdiag reads schema_version 1.." + std::to_string(kSchemaVersion) + "; upgrade ccdiag");
+  out.schema_version = static_cast<int>(v);
+  if (!m.contains("host") || !m["host"].is_string() || m["host"].get<std::string>().empty())
+    return make_error("host missing", shown);
+  out.host = m["host"].get<std::string>();
+  auto str = [&](const char* k) { return m.contains(k) && m[k].is_string() ? m[k].get<std::string>() : std::string(); };
+  out.ccdiag_version = str("ccdiag_version");
+  out.kernel = str("kernel");
+  out.time = str("time");
+  out.raw = std::move(*mj);
+  return out;
+}
+
+Status parse_bundle_evidence(std::string_view text, const std::string& host, const std::string& shown,
+                             std::vector<Evidence>& evidence, std::vector<Unchecked>& unchecked) {
+  auto ej = parse_json_text(text, shown);
+  if (!ej) return ej.error();
+  if (!ej->is_object() || !(*ej).contains("evidence") || !(*ej)["evidence"].is_array())
+    return make_error("expected an object with an \"evidence\" array", shown);
+  size_t index = 0;
+  for (const auto& item : (*ej)["evidence"]) {
+    if (!item.is_object() || !item.contains("kind") || !item["kind"].is_string())
+      return make_error("evidence[" + std::to_string(index) + "] has no \"kind\"", shown);
+    Evidence e;
+    try {
+      e = item.get<Evidence>();
+    } catch (const nlohmann::json::exception& ex) {
+      return make_error("evidence[" + std::to_string(index) + "]: " + ex.what(), shown);
+    }
+    if (!e.subject.host) e.subject.host = host;
+    evidence.push_back(std::move(e));
+    ++index;
+  }
+  if (ej->contains("unchecked") && (*ej)["unchecked"].is_array()) {
+    for (const auto& u : (*ej)["unchecked"]) {
+      if (!u.is_object()) continue;
+      auto str = [&](const char* k, const char* dflt) {
+        return u.contains(k) && u[k].is_string() ? u[k].get<std::string>() : std::string(dflt);
+      };
+      unchecked.push_back(Unchecked{host + ": " + str("what", "?"), str("reason", "")});
+    }
+  }
+  return Ok{};
 }
 
 Result<Bundle> read_bundle(const std::string& input) {
@@ -179,49 +313,16 @@ Result<Bundle> read_bundle(const std::string& input) {
     if (!fs::exists(p, ec))
       return make_error("missing", shown(f), "not a ccdiag bundle; create one with `ccdiag collect --out DIR`");
   }
-  auto mj = read_json_file((fs::path(b.dir) / "manifest.json").string(), shown("manifest.json"));
-  if (!mj) return mj.error();
-  const auto& m = *mj;
-  if (!m.is_object() || m.value("format", "") != kBundleFormat)
-    return make_error("not a ccdiag bundle manifest (format must be \"ccdiag-bundle\")", shown("manifest.json"));
-  if (!m.contains("schema_version") || !m["schema_version"].is_number_integer())
-    return make_error("schema_version missing or not an integer", shown("manifest.json"));
-  b.manifest.schema_version = m["schema_version"].get<int>();
-  if (b.manifest.schema_version < 1 || b.manifest.schema_version > kSchemaVersion)
-    return make_error("unsupported schema_version " + std::to_string(b.manifest.schema_version), shown("manifest.json"),
-                      "this ccdiag reads schema_version 1.." + std::to_string(kSchemaVersion) + "; upgrade ccdiag");
-  if (!m.contains("host") || !m["host"].is_string() || m["host"].get<std::string>().empty())
-    return make_error("host missing", shown("manifest.json"));
-  b.manifest.host = m["host"].get<std::string>();
-  b.manifest.ccdiag_version = m.value("ccdiag_version", "");
-  b.manifest.kernel = m.value("kernel", "");
-  b.manifest.time = m.value("time", "");
-  b.manifest.raw = m;
-
-  auto ej = read_json_file((fs::path(b.dir) / "evidence.json").string(), shown("evidence.json"));
-  if (!ej) return ej.error();
-  if (!ej->is_object() || !(*ej).contains("evidence") || !(*ej)["evidence"].is_array())
-    return make_error("expected an object with an \"evidence\" array", shown("evidence.json"));
-  size_t index = 0;
-  for (const auto& item : (*ej)["evidence"]) {
-    if (!item.is_object() || !item.contains("kind") || !item["kind"].is_string())
-      return make_error("evidence[" + std::to_string(index) + "] has no \"kind\"", shown("evidence.json"));
-    Evidence e;
-    try {
-      e = item.get<Evidence>();
-    } catch (const nlohmann::json::exception& ex) {
-      return make_error("evidence[" + std::to_string(index) + "]: " + ex.what(), shown("evidence.json"));
-    }
-    if (!e.subject.host) e.subject.host = b.manifest.host;
-    b.evidence.push_back(std::move(e));
-    ++index;
-  }
-  if (ej->contains("unchecked") && (*ej)["unchecked"].is_array()) {
-    for (const auto& u : (*ej)["unchecked"])
-      if (u.is_object())
-        b.unchecked.push_back(Unchecked{b.manifest.host + ": " + u.value("what", "?"), u.value("reason", "")});
-  }
-  if (auto st = list_raw(b.dir, b.raw_files, input); !st) return st.error();
+  auto mtext = read_untrusted((fs::path(b.dir) / "manifest.json").string(), kMaxManifestBytes, shown("manifest.json"));
+  if (!mtext) return mtext.error();
+  auto m = parse_bundle_manifest(*mtext, shown("manifest.json"));
+  if (!m) return m.error();
+  b.manifest = std::move(*m);
+  auto etext = read_untrusted((fs::path(b.dir) / "evidence.json").string(), kMaxEvidenceBytes, shown("evidence.json"));
+  if (!etext) return etext.error();
+  if (auto st = parse_bundle_evidence(*etext, b.manifest.host, shown("evidence.json"), b.evidence, b.unchecked); !st)
+    return st.error();
+  if (auto st = list_raw(b.dir, b.manifest.host, b.raw_files, b.unchecked, input); !st) return st.error();
   return b;
 }
 

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "fleet/armor.hpp"
+#include "sys/run_deadline.hpp"
+#include "sys/untrusted_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -31,6 +33,13 @@ bool write_all(int fd, const char* p, size_t n) {
     n -= static_cast<size_t>(w);
   }
   return true;
+}
+
+// archive_error_string() is NULL when libarchive set no message (a header
+// it only warned about): found by fuzz/bundle_reader_fuzz.cpp as a strlen(NULL).
+std::string archive_why(struct archive* a) {
+  const char* s = archive_error_string(a);
+  return s ? s : "unknown libarchive error";
 }
 
 struct Sink {
@@ -129,7 +138,7 @@ Status write_bundle_tar(const std::string& dir, const std::string& top, int fd, 
   }
   archive_entry_free(e);
   if (archive_write_close(a) != ARCHIVE_OK || sink.failed) {
-    const std::string msg = sink.failed ? std::string("write failed: ") + std::strerror(errno) : archive_error_string(a);
+    const std::string msg = sink.failed ? std::string("write failed: ") + std::strerror(errno) : archive_why(a);
     archive_write_free(a);
     return make_error(msg, "tar stream");
   }
@@ -141,21 +150,42 @@ Status write_bundle_tar(const std::string& dir, const std::string& top, int fd, 
   return Ok{};
 }
 
-std::string copy_member_data(struct archive* a, std::ostream& out, uint64_t& total) {
+std::string TarBudget::admit(archive_entry* entry, const TarLimits& limits) {
+  if (std::chrono::steady_clock::now() > limits.deadline)
+    return "extraction did not finish within --timeout; refused (raise --timeout for a very large bundle)";
+  if (++members > limits.max_members)
+    return "more than " + std::to_string(limits.max_members) + " members; refused (a bundle holds far fewer)";
+  const la_int64_t size = archive_entry_size_is_set(entry) ? archive_entry_size(entry) : 0;
+  if (size < 0 || static_cast<uint64_t>(size) > limits.max_bytes - std::min(bytes, limits.max_bytes))
+    return "archive expands beyond " + std::to_string(limits.max_bytes >> 30) + " GiB; refused";
+  return "";
+}
+
+std::string copy_member_data(struct archive* a, int fd, TarBudget& budget, const TarLimits& limits) {
   const void* buf;
   size_t size;
   la_int64_t offset;
   for (;;) {
     const int rb = archive_read_data_block(a, &buf, &size, &offset);
     if (rb == ARCHIVE_EOF) return "";
-    if (rb != ARCHIVE_OK) return std::string("corrupt tar archive: ") + archive_error_string(a);
-    total += size;
-    if (total > kMaxBundleExpandedBytes) return "archive expands beyond 8 GiB; refused";
-    out.write(static_cast<const char*>(buf), static_cast<std::streamsize>(size));
+    if (rb != ARCHIVE_OK) return "corrupt or truncated tar archive: " + archive_why(a);
+    budget.bytes += size;
+    if (budget.bytes > limits.max_bytes)
+      return "archive expands beyond " + std::to_string(limits.max_bytes >> 30) + " GiB; refused";
+    if (std::chrono::steady_clock::now() > limits.deadline)
+      return "extraction did not finish within --timeout; refused (raise --timeout for a very large bundle)";
+    // Sparse members: data blocks carry their offset.
+    if (::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0 ||
+        !write_all(fd, static_cast<const char*>(buf), size))
+      return std::string("cannot write an extracted member: ") + std::strerror(errno);
   }
 }
 
-Status extract_bundle_tar(const std::string& tar_path, const std::string& dest) {
+Status extract_tar_into(const std::string& tar_path, const OutputDir& dest, bool strip_top, const TarLimits& limits) {
+  // The tarball goes through the bounded reader's checks first: a FIFO or a
+  // device named *.tar.gz is refused before libarchive blocks on it.
+  auto file = UntrustedFile::open(tar_path, tar_path);
+  if (!file) return file.error();
   struct archive* a = archive_read_new();
   archive_read_support_filter_gzip(a);
   archive_read_support_filter_none(a);
@@ -163,47 +193,64 @@ Status extract_bundle_tar(const std::string& tar_path, const std::string& dest) 
   archive_read_support_format_gnutar(a);
   auto fail = [&](const std::string& msg) -> Error {
     archive_read_free(a);
-    return make_error(msg, tar_path);
+    return make_error(msg, tar_path, "pass a bundle written by `ccdiag collect` (a directory or its .tar.gz)");
   };
-  if (archive_read_open_filename(a, tar_path.c_str(), 1 << 16) != ARCHIVE_OK)
-    return fail(std::string("not a readable tar stream: ") + archive_error_string(a));
-  std::error_code ec;
-  fs::create_directories(dest, ec);
-  if (ec) return fail("cannot create " + dest + ": " + ec.message());
-  uint64_t total = 0;
+  if (archive_read_open_fd(a, file->fd(), 1 << 16) != ARCHIVE_OK)
+    return fail("not a readable tar archive: " + archive_why(a));
+  TarBudget budget;
   size_t files = 0;
   archive_entry* entry = nullptr;
   for (;;) {
     const int r = archive_read_next_header(a, &entry);
     if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK) return fail(std::string("corrupt tar stream: ") + archive_error_string(a));
+    if (r != ARCHIVE_OK) return fail("corrupt or truncated tar archive: " + archive_why(a));
     std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
     while (name.rfind("./", 0) == 0) name.erase(0, 2);
+    if (name.empty() && archive_entry_filetype(entry) == AE_IFDIR) continue;  // "./"
     if (name.empty() || name.front() == '/') return fail("member '" + name + "' has an absolute path; refused");
     for (const auto& part : fs::path(name))
       if (part == "..") return fail("member '" + name + "' has a '..' path; refused");
-    // Drop the top-level directory ("<host>/manifest.json" -> "manifest.json").
-    const size_t slash = name.find('/');
-    std::string rel = slash == std::string::npos ? std::string() : name.substr(slash + 1);
-    while (!rel.empty() && rel.back() == '/') rel.pop_back();
+    while (!name.empty() && name.back() == '/') name.pop_back();
+    std::string rel = name;
+    if (strip_top) {
+      const size_t slash = name.find('/');
+      rel = slash == std::string::npos ? std::string() : name.substr(slash + 1);
+    }
     const mode_t type = archive_entry_filetype(entry);
-    if (archive_entry_hardlink(entry) || type == AE_IFLNK) return fail("member '" + name + "' is a link; refused");
+    if (archive_entry_hardlink(entry) || type == AE_IFLNK)
+      return fail("member '" + name + "' is a link; refused (bundles hold plain files only)");
+    if (type != AE_IFDIR && type != AE_IFREG) return fail("member '" + name + "' is not a regular file; refused");
+    // Count, size and time are checked from the header, before anything is written.
+    if (auto why = budget.admit(entry, limits); !why.empty()) return fail(why);
     if (type == AE_IFDIR) {
-      if (!rel.empty()) fs::create_directories(fs::path(dest) / rel, ec);
+      if (!rel.empty())
+        if (auto st = dest.make_dir(rel); !st) return fail("member '" + name + "': " + st.error().message);
       continue;
     }
-    if (type != AE_IFREG) return fail("member '" + name + "' is not a regular file; refused");
     if (rel.empty()) return fail("member '" + name + "' is outside a top-level directory");
-    const fs::path out_path = fs::path(dest) / rel;
-    fs::create_directories(out_path.parent_path(), ec);
-    std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-    if (!out) return fail("cannot write " + out_path.string());
-    if (auto why = copy_member_data(a, out, total); !why.empty()) return fail(why);
+    auto fd = dest.create_file(rel);
+    if (!fd) {
+      // O_EXCL: a second member of the same name would silently replace the
+      // first (the one a reviewer looked at); refused instead.
+      if (fd.error().message.rfind("already exists", 0) == 0) return fail("member '" + name + "' appears twice; refused");
+      return fail("member '" + name + "': " + fd.error().message);
+    }
+    auto why = copy_member_data(a, *fd, budget, limits);
+    ::close(*fd);
+    if (!why.empty()) return fail(why);
     ++files;
   }
   archive_read_free(a);
-  if (files == 0) return make_error("tar stream holds no files", tar_path);
+  if (files == 0) return make_error("tar archive holds no files", tar_path);
   return Ok{};
+}
+
+Status extract_bundle_tar(const std::string& tar_path, const std::string& dest) {
+  auto dir = OutputDir::open_fresh(dest);
+  if (!dir) return dir.error();
+  TarLimits limits;
+  limits.deadline = run_deadline();
+  return extract_tar_into(tar_path, *dir, /*strip_top=*/true, limits);
 }
 
 }  // namespace ccdiag

@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "sys/untrusted_file.hpp"
 #include "analysis/fleet/fleet_summary.hpp"
 #include "analysis/tree/decision_tree.hpp"
 #include "bundle/bundle.hpp"
@@ -70,10 +71,14 @@ struct FleetRecord {
 };
 
 std::optional<FleetRecord> read_fleet_record(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "fleet.json");
-  if (!in) return std::nullopt;
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  // Bounded like a bundle's JSON: size cap, regular file, depth limit.
+  const std::string path = (fs::path(dir) / "fleet.json").string();
+  if (!fs::exists(path)) return std::nullopt;
+  auto text = read_untrusted(path, 64ULL << 20, path);
+  if (!text) return std::nullopt;
+  auto parsed = parse_untrusted_json(*text, path);
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  const nlohmann::json& j = *parsed;
   FleetRecord r;
   if (j.contains("hosts") && j["hosts"].is_array())
     for (const auto& h : j["hosts"])
@@ -81,7 +86,9 @@ std::optional<FleetRecord> read_fleet_record(const std::string& dir) {
   if (j.contains("failed") && j["failed"].is_array())
     for (const auto& f : j["failed"])
       if (f.is_object() && f.contains("host") && f["host"].is_string())
-        r.failed[f["host"].get<std::string>()] = f.value("reason", std::string("did not answer"));
+        r.failed[f["host"].get<std::string>()] = f.contains("reason") && f["reason"].is_string()
+                                                      ? f["reason"].get<std::string>()
+                                                      : std::string("did not answer");
   return r;
 }
 

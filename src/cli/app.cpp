@@ -4,6 +4,7 @@
 #include "cli/app.hpp"
 
 #include "ccdiag/version.hpp"
+#include "sys/run_deadline.hpp"
 
 namespace ccdiag {
 
@@ -16,6 +17,7 @@ void build_app(CLI::App& app, CommandContext& ctx) {
   app.add_option("--kernel-log", ctx.global.kernel_log, "Read the kernel log from FILE instead of /dev/kmsg");
   app.add_option("--timeout", ctx.global.timeout_s, "Bound on live probing, in seconds (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
+  bind_run_timeout(&ctx.global.timeout_s);  // read when a scan asks, after parsing
   app.add_flag("-v,--verbose", ctx.global.verbose, "Show every finding");
 
   register_diagnose(app, ctx);

@@ -9,6 +9,7 @@
 #include "bundle/bundle_tar.hpp"
 #include "cli/common.hpp"
 #include "cli/live_bundle.hpp"
+#include "sys/temp_cleanup.hpp"
 
 namespace ccdiag {
 
@@ -28,10 +29,20 @@ int run_collect(const CollectOptions& opts, CommandContext& ctx) {
   // local user can plant first.
   std::string out = opts.out;
   if (!stream && out.empty()) {
+    TerminationSignalsDeferred deferred;  // created and registered before a signal can end us
     auto dir = OutputDir::make_private("ccdiag-collect-");
     if (!dir) return report_input_error(ctx, dir.error());
     out = dir->path();
+    // A collect killed half-way leaves no partial bundle behind; once
+    // written, the bundle is the user's (unregistered below).
+    register_temp_dir(out);
   }
+  struct Keep {
+    std::string path;
+    ~Keep() {
+      if (!path.empty()) unregister_temp_dir(path);
+    }
+  } keep{opts.out.empty() && !stream ? out : std::string()};
   if (opts.base64 && !stream)
     return report_input_error(ctx, make_error("--base64 needs --tar (or --out -)", "collect"));
   if (stream && ::isatty(1) && !opts.base64)

@@ -45,6 +45,11 @@ struct CommandContext {
 // Adds --json and --markdown (mutually exclusive) to a subcommand.
 void add_output_flags(CLI::App* sub, OutputOptions& opts, bool markdown = true);
 
+// --kernel-log, checked before anything runs: the bounded reader's rules
+// (sys/untrusted_file.hpp) refuse a FIFO, device, socket, directory or
+// symlink as an input error (exit 2) instead of a collector blocking on it.
+Status check_kernel_log_option(const GlobalOptions& g);
+
 // Prints "ccdiag: error: <one line>" and returns kExitUsage.
 int report_input_error(CommandContext& ctx, const Error& e);
 

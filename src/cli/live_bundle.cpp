@@ -13,38 +13,51 @@
 #include "collectors/collector.hpp"
 #include "report/progress.hpp"
 #include "ccdiag/version.hpp"
+#include "sys/temp_cleanup.hpp"
+#include "sys/untrusted_file.hpp"
 
 namespace ccdiag {
+
+namespace {
+// A log put into a bundle: its newest 256 MiB (the end is where a job failed).
+constexpr uint64_t kMaxBundledLogBytes = 256ULL << 20;
+}  // namespace
 
 Result<LiveBundle> collect_live_bundle(const GlobalOptions& g, const std::string& out_dir,
                                        const std::vector<std::string>& extra_logs, std::ostream* progress) {
   LiveBundle lb;
+  if (auto st = check_kernel_log_option(g); !st) return st.error();
   // Read the user's logs first: a bad path is an input error before any probing.
   std::vector<std::pair<std::string, std::string>> logs;
   for (const auto& path : extra_logs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error("cannot open log file", path, "check the path given to --log");
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    // The bounded reader: a FIFO, device or symlink is refused (a planted
+    // link would copy a root-only file into the bundle); a huge log keeps
+    // its newest part, where a failure is.
+    auto text = read_untrusted_tail(path, kMaxBundledLogBytes, path);
+    if (!text) return make_error(text.error().message, path, "check the path given to --log");
+    if (text->cut)
+      std::cerr << "ccdiag: " << path << ": " << (text->file_bytes >> 20) << " MiB; only the newest "
+                << (kMaxBundledLogBytes >> 20) << " MiB go into the bundle\n";
     // Two logs may share a file name (rank0/train.log, rank1/train.log):
     // number the later ones, since nothing in a bundle is overwritten.
     const std::string base = "logs/" + std::filesystem::path(path).filename().string();
     std::string name = base;
     for (int n = 2; std::any_of(logs.begin(), logs.end(), [&](const auto& l) { return l.first == name; }); ++n)
       name = base + "." + std::to_string(n);
-    logs.emplace_back(name, ss.str());
+    logs.emplace_back(name, std::move(text->text));
   }
 
   // A private unpredictable directory unless the user named one; either way
   // every file is created with O_EXCL|O_NOFOLLOW (sys/output_dir.hpp).
-  auto dir = out_dir.empty() ? OutputDir::make_private("ccdiag-live-") : OutputDir::open_fresh(out_dir);
-  if (!dir) return dir.error();
-  if (out_dir.empty()) {
-    lb.temp = std::make_shared<TempDir>();
-    lb.temp->path = dir->path();
-  } else {
-    lb.out_dir = out_dir;
+  Result<OutputDir> dir = make_error("not created");
+  {
+    // A temporary bundle is registered for removal before any signal can end us.
+    TerminationSignalsDeferred deferred;
+    dir = out_dir.empty() ? OutputDir::make_private("ccdiag-live-") : OutputDir::open_fresh(out_dir);
+    if (!dir) return dir.error();
+    if (out_dir.empty()) lb.temp = std::make_shared<TempDir>(dir->path());
   }
+  if (!out_dir.empty()) lb.out_dir = out_dir;
 
   CollectContext cc;
   cc.root = g.sysroot();

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "sys/untrusted_file.hpp"
 #include "ccdiag/report.hpp"
 #include "cli/common.hpp"
 #include "collectors/nccl/flight_analysis.hpp"
@@ -103,11 +104,10 @@ int run_ras(const RasOptions& o, CommandContext& ctx) {
   nlohmann::json query = nullptr;
   if (!o.files.empty()) {
     for (const auto& f : o.files) {
-      std::ifstream in(f, std::ios::binary);
-      if (!in) return report_input_error(ctx, make_error("cannot read", f));
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      auto st = nccl::parse_ras_reply(ss.str());
+      // The bounded reader: a FIFO would never end; a RAS report is small.
+      auto text = read_untrusted(f, 64ULL << 20, f);
+      if (!text) return report_input_error(ctx, text.error());
+      auto st = nccl::parse_ras_reply(*text);
       if (!st.recognised)
         return report_input_error(ctx, make_error("not an NCCL RAS STATUS report (text or JSON)", f));
       sources.push_back({f, std::move(st)});

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sys/run_deadline.hpp"
+#include "sys/untrusted_file.hpp"
 #include "cli/common.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/nccl/attach/attach.hpp"
@@ -78,13 +80,8 @@ void print_process(std::ostream& out, const nccl::attach::ProcessAttach& p) {
   }
 }
 
-Result<std::string> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// An earlier --json output (another host's): bounded like any untrusted input.
+Result<std::string> slurp(const std::string& path) { return read_untrusted(path, 256ULL << 20, path); }
 
 int run_attach(const AttachCliOptions& opts, CommandContext& ctx) {
   const SysRoot root = ctx.global.sysroot();
@@ -118,8 +115,10 @@ int run_attach(const AttachCliOptions& opts, CommandContext& ctx) {
   for (const auto& f : opts.inputs) {
     auto text = slurp(f);
     if (!text) return report_input_error(ctx, text.error());
-    auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("processes") || !j["processes"].is_array())
+    auto parsed = parse_untrusted_json(*text, f);
+    if (!parsed) return report_input_error(ctx, parsed.error());
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object() || !j.contains("processes") || !j["processes"].is_array())
       return report_input_error(ctx, make_error("not the JSON output of `ccdiag nccl attach --json`", f));
     for (const auto& pj : j["processes"]) procs.push_back(nccl::attach::process_attach_from_json(pj));
   }
@@ -128,6 +127,9 @@ int run_attach(const AttachCliOptions& opts, CommandContext& ctx) {
     if (!t) return report_input_error(ctx, t.error());
     auto o = ao;
     o.host = "";
+    // A core is a file anyone could have crafted (one PT_LOAD of 2^50 bytes,
+    // 65535 program headers): its scans stop at the run's deadline.
+    o.limits.deadline = run_deadline();
     procs.push_back(nccl::attach::attach_target(*t, o));
   }
   // Live: each process is read in a forked child under --timeout (a target in

@@ -94,14 +94,7 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
   if (!cc.root.is_live() && !cc.root.exists("/"))
     return report_input_error(ctx, make_error("no such directory", ctx.global.root, "--root takes a captured or fixture tree"));
 
-  if (cc.kernel_log_file) {
-    // O_NONBLOCK: a FIFO must not block this check (the collector reads it under its deadline).
-    const int fd = ::open(cc.kernel_log_file->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-      return report_input_error(ctx, make_error(std::string("cannot open: ") + std::strerror(errno), *cc.kernel_log_file,
-                                                "check the path given to --kernel-log"));
-    ::close(fd);
-  }
+  if (auto st = check_kernel_log_option(ctx.global); !st) return report_input_error(ctx, st.error());
   KernelLogOptions kopts;
   if (!opts.since.empty()) {
     const auto since = parse_since(opts.since, static_cast<int64_t>(std::time(nullptr)));
@@ -114,14 +107,19 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
   ropts.interval = std::chrono::milliseconds(static_cast<int64_t>(opts.interval_s * 1000));
 
   std::function<CollectorOutput()> collect;
-  std::chrono::milliseconds budget{4000};
   if (opts.what == "pcie") collect = [&] { return collect_pcie(cc); };
   else if (opts.what == "config") collect = [&] { return collect_host_config(cc); };
-  else if (opts.what == "kernel") collect = [&] { return collect_kernel_log(cc, kopts); }, budget = std::chrono::milliseconds(6000);
-  else collect = [&] { return collect_rdma(cc, ropts); }, budget = ropts.interval + std::chrono::milliseconds(4000);
+  else if (opts.what == "kernel") collect = [&] { return collect_kernel_log(cc, kopts); };
+  else collect = [&] { return collect_rdma(cc, ropts); };
+  // README: every probe is bounded by --timeout. The budget is exactly that
+  // (no floor above it); a probe that needs longer is reported as timed out.
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(ctx.global.timeout_s * 1000));
+  if (opts.what == "rdma" && ropts.interval >= timeout)
+    return report_input_error(ctx, make_error("--interval must be shorter than --timeout", "probe rdma",
+                                              "the two counter samples are taken within --timeout"));
   // The probe runs in a child under the deadline, like every collector in `collect`.
-  const ProbeOutcome o = run_probe_isolated(opts.what, std::max(timeout, budget), [&] { return to_json(collect()); });
+  cc.deadline = std::chrono::steady_clock::now() + timeout;
+  const ProbeOutcome o = run_probe_isolated(opts.what, timeout, [&] { return to_json(collect()); });
 
   EvidenceSet set;
   set.add_host(cc.host);

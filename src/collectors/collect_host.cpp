@@ -46,7 +46,12 @@ CollectResult collect_host(const CollectContext& ctx_in, std::chrono::millisecon
   const auto& collectors = all_collectors();
   std::vector<ProbeSpec> specs;
   for (const auto& c : collectors) {
-    specs.push_back(ProbeSpec{c.name, c.follows_timeout ? timeout : std::min(c.budget, timeout), [&c, &ctx] { return to_json(c.run(ctx)); }});
+    const auto budget = c.follows_timeout ? timeout : std::min(c.budget, timeout);
+    specs.push_back(ProbeSpec{c.name, budget, [&c, &ctx, budget] {
+                                CollectContext mine = ctx;
+                                mine.deadline = std::chrono::steady_clock::now() + budget;
+                                return to_json(c.run(mine));
+                              }});
   }
   const auto outcomes = run_probes_isolated(specs, on_wait);
   for (size_t i = 0; i < collectors.size(); ++i) {

@@ -22,6 +22,10 @@ struct CollectContext {
   SysRoot root;
   std::optional<std::string> kernel_log_file;  // --kernel-log: read this instead of /dev/kmsg
   std::string host;                             // resolved hostname (from root)
+  // When this collector's budget ends (collect_host sets it per collector): a
+  // collector with a slow part (the RAS query) gives that part a share and
+  // keeps what it already has, instead of being killed with all of it.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct CollectorOutput {

@@ -133,7 +133,9 @@ std::string render_prom(const Report& r, const EvidenceSet& set, const PromConte
     if (e.kind == "kernel.log" || e.kind == "kernel.source") kernel_seen = kernel_seen || e.availability.is_ok();
   for (const auto& f : set.findings) {
     if (f.id == "kernel.xid" && f.fields.is_object() && f.fields.contains("xid")) {
-      Labels l = gpu_labels(f.fields.value("pci", f.subject.gpu.value_or("")));
+      // Typed access: value() throws when a bundle's field is not a string.
+      const bool pci = f.fields.is_object() && f.fields.contains("pci") && f.fields["pci"].is_string();
+      Labels l = gpu_labels(pci ? f.fields["pci"].get<std::string>() : f.subject.gpu.value_or(""));
       l.push_back({"xid", std::to_string(f.fields["xid"].get<int>())});
       m.set("ccdiag_gpu_xid_events_total", "counter", "NVIDIA Xid events in the kernel log since boot.", l, 1, true);
     } else if (f.id == "kernel.gpu_fell_off_bus") {

@@ -19,14 +19,6 @@ namespace {
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
-Result<std::string> read_whole(const std::string& path, const std::string& shown) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read", shown);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& logs_out,
@@ -43,7 +35,8 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& lo
     const std::string path = (fs::path(b.dir) / rel).string();
     const std::string shown = b.manifest.host + ":" + rel;
     if (rel == "raw/kernel.log" || starts_with(rel, "raw/kernel/")) {
-      auto text = read_whole(path, b.input + "/" + rel);
+      // The bounded reader: regular files only, newest 8 MiB (bundle/bundle.hpp).
+      auto text = read_bundle_raw_text(b, rel);
       if (!text) return text.error();
       auto parsed = parse_kernel_log(*text, shown, b.manifest.host);
       set.append(std::move(parsed.set));

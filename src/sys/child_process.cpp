@@ -1,5 +1,6 @@
 #include "sys/child_process.hpp"
 
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -71,9 +72,13 @@ Result<ChildResult> run_child(const ChildSpec& spec, const LineHandler& on_stdou
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno), spec.argv[0]);
   if (pid == 0) {
+    // Dies with ccdiag: a launcher blocked on a dead host must not outlive it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
     ::setpgid(0, 0);
     // Default signal dispositions: a launcher must be killable by SIGTERM.
     for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);

@@ -1,5 +1,6 @@
 #include "sys/journal.hpp"
 
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +19,7 @@ Result<std::string> read_journal_kernel(std::optional<int64_t> since, std::chron
   if (since) args.push_back("--since=@" + std::to_string(*since));
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno), "journalctl");
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -25,6 +27,8 @@ Result<std::string> read_journal_kernel(std::optional<int64_t> since, std::chron
     return make_error(std::string("fork: ") + std::strerror(errno), "journalctl");
   }
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive ccdiag
+    if (::getppid() != parent) ::_exit(127);
     ::dup2(fds[1], 1);
     const int devnull = ::open("/dev/null", O_RDWR);
     if (devnull >= 0) ::dup2(devnull, 2), ::dup2(devnull, 0);

@@ -30,6 +30,11 @@ class MemoryReader {
   virtual size_t read(uint64_t addr, void* out, size_t len) const = 0;
 
   bool read_exact(uint64_t addr, void* out, size_t len) const { return read(addr, out, len) == len; }
+
+  // Where a scan that found nothing readable at `addr` should look next: the
+  // next page by default; a core knows its dumped ranges and skips a hole of
+  // 2^50 bytes at once instead of page by page.
+  virtual uint64_t next_readable(uint64_t addr) const { return (addr + 4096) & ~uint64_t(4095); }
 };
 
 // A typed remote address: RemotePtr<uint64_t>{0x7ffd...}.read(reader).

@@ -117,36 +117,57 @@ Result<OutputDir> OutputDir::make_private(const std::string& prefix) {
   return open_fresh(buf.data());
 }
 
-Status OutputDir::write_file(std::string_view rel, std::string_view content) const {
-  auto parts = components(rel);
-  if (!parts) return parts.error();
-  const std::string shown = path_ + "/" + std::string(rel);
-  int dir_fd = fd_;
-  auto close_dir = [&] {
-    if (dir_fd != fd_) ::close(dir_fd);
-  };
-  for (size_t i = 0; i + 1 < parts->size(); ++i) {
-    const std::string& name = (*parts)[i];
+Result<int> OutputDir::open_parent(const std::vector<std::string>& parts, size_t upto, const std::string& shown) const {
+  int dir_fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  if (dir_fd < 0) return make_error("cannot open directory: " + errno_text(errno), shown);
+  for (size_t i = 0; i < upto; ++i) {
+    const std::string& name = parts[i];
     // EEXIST is fine: the top directory is ours alone (checked when opened),
     // so an existing sub-directory is one this run made for an earlier file.
     if (::mkdirat(dir_fd, name.c_str(), 0700) != 0 && errno != EEXIST) {
       const int err = errno;
-      close_dir();
+      ::close(dir_fd);
       return make_error("cannot create directory: " + errno_text(err), shown);
     }
     const int next = ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int err = errno;
-    close_dir();
+    ::close(dir_fd);
     if (next < 0) return make_error("cannot open directory: " + errno_text(err), shown);
     dir_fd = next;
   }
-  const int fd = ::openat(dir_fd, parts->back().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  return dir_fd;
+}
+
+Status OutputDir::make_dir(std::string_view rel) const {
+  auto parts = components(rel);
+  if (!parts) return parts.error();
+  auto d = open_parent(*parts, parts->size(), path_ + "/" + std::string(rel));
+  if (!d) return d.error();
+  ::close(*d);
+  return Ok{};
+}
+
+Result<int> OutputDir::create_file(std::string_view rel) const {
+  auto parts = components(rel);
+  if (!parts) return parts.error();
+  const std::string shown = path_ + "/" + std::string(rel);
+  auto dir_fd = open_parent(*parts, parts->size() - 1, shown);
+  if (!dir_fd) return dir_fd.error();
+  const int fd = ::openat(*dir_fd, parts->back().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   const int open_err = errno;
-  close_dir();
+  ::close(*dir_fd);
   if (fd < 0) {
     if (open_err == EEXIST) return make_error("already exists; refused (never overwritten)", shown);
     return make_error("cannot create: " + errno_text(open_err), shown, "check that --out is writable");
   }
+  return fd;
+}
+
+Status OutputDir::write_file(std::string_view rel, std::string_view content) const {
+  const std::string shown = path_ + "/" + std::string(rel);
+  auto f = create_file(rel);
+  if (!f) return f.error();
+  const int fd = *f;
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);

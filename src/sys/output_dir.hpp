@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ccdiag/result.hpp"
 
@@ -41,7 +42,15 @@ class OutputDir {
   // already exists, whatever it is.
   Status write_file(std::string_view rel, std::string_view content) const;
 
+  // The same, for content streamed by the caller (a tar member): a new file
+  // opened for writing, or an error. The caller closes the descriptor.
+  Result<int> create_file(std::string_view rel) const;
+
+  // Creates `rel` and its parents (an existing directory of this run is fine).
+  Status make_dir(std::string_view rel) const;
+
  private:
+  Result<int> open_parent(const std::vector<std::string>& parts, size_t upto, const std::string& shown) const;
   OutputDir(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   int fd_ = -1;
   std::string path_;

@@ -1,5 +1,6 @@
 #include "sys/probe_runner.hpp"
 
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -65,6 +66,7 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
       kids[i].done = true;
       continue;
     }
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(fds[0]);
@@ -74,6 +76,10 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
       continue;
     }
     if (pid == 0) {
+      // A probe stuck in the kernel or a driver must not outlive ccdiag
+      // (a SIGKILLed diagnose left collector children blocked forever).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);  // the parent died before prctl
       ::close(fds[0]);
       // A crash inside foreign code must kill only this child, and be seen by
       // the parent as a signal: drop any handlers inherited from the parent.

@@ -1,13 +1,14 @@
 // Kernel log collector: the ring buffer (/dev/kmsg) or the file given with
 // --kernel-log, kept whole (newest 8 MiB) as raw/kernel.log. Findings are
 // derived from it at diagnose time (collectors/kernel/kernel_log.hpp).
-#include <fstream>
-#include <sstream>
+
+#include <algorithm>
 
 #include "collectors/kernel/kernel_log_collector.hpp"
 #include "collectors/kernel/kernel_log_window.hpp"
 #include "sys/journal.hpp"
 #include "sys/kmsg.hpp"
+#include "sys/untrusted_file.hpp"
 
 namespace ccdiag {
 
@@ -22,28 +23,33 @@ CollectorOutput collect_kernel_log_unwindowed(const CollectContext& ctx, const K
   e.kind = "kernel.source";
   e.subject.host = ctx.host;
   if (ctx.kernel_log_file) {
-    // A plain blocking read on purpose: the file may sit on a hung network
-    // filesystem (or be a FIFO); the probe runner's deadline covers that.
+    // The bounded reader: a FIFO or device is refused (it would block past
+    // --timeout or never end), and only the newest 8 MiB are read: a 1.5 GB
+    // kern.log is never held whole.
     e.provenance.source = *ctx.kernel_log_file;
-    std::ifstream in(*ctx.kernel_log_file, std::ios::binary);
-    if (!in) {
-      e.availability = Availability::error("cannot open --kernel-log " + *ctx.kernel_log_file);
-      out.unchecked.push_back(Unchecked{"kernel log", "error: cannot open " + *ctx.kernel_log_file});
+    auto tail = read_untrusted_tail(*ctx.kernel_log_file, kMaxKernelLog, *ctx.kernel_log_file);
+    if (!tail) {
+      e.availability = Availability::error("cannot read --kernel-log: " + tail.error().one_line());
+      out.unchecked.push_back(Unchecked{"kernel log", "error: " + tail.error().one_line()});
       out.evidence.push_back(std::move(e));
       return out;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    if (text.size() > kMaxKernelLog) text.erase(0, text.size() - kMaxKernelLog);
+    std::string text = std::move(tail->text);
     e.data["bytes"] = text.size();
+    if (tail->cut) e.data["file_bytes"] = tail->file_bytes;
     out.raw.emplace_back("kernel.log", std::move(text));
   } else if (ctx.root.is_live()) {
     e.provenance.source = "/dev/kmsg";
     auto dump = read_kmsg("/dev/kmsg", kMaxKernelLog);
     if (!dump) {
       // No /dev/kmsg (container, dmesg_restrict): the journal keeps the kernel's messages too.
-      auto journal = read_journal_kernel(opts.since_epoch_s, std::chrono::milliseconds(3000), kMaxKernelLog);
+      // Within this collector's budget (--timeout), at most 3 s.
+      auto wait = std::chrono::milliseconds(3000);
+      if (ctx.deadline != std::chrono::steady_clock::time_point::max()) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.deadline - std::chrono::steady_clock::now());
+        wait = std::clamp(left * 8 / 10, std::chrono::milliseconds(10), wait);
+      }
+      auto journal = read_journal_kernel(opts.since_epoch_s, wait, kMaxKernelLog);
       if (journal) {
         e.provenance.source = "journalctl -k -o json -b";
         e.data["bytes"] = journal->size();

@@ -1,5 +1,7 @@
 #include "collectors/logs/reader.hpp"
 
+#include "sys/untrusted_file.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -28,8 +30,17 @@ bool looks_binary(std::string_view head) {
 
 Result<std::unique_ptr<LogReader>> LogReader::open(const std::string& path, const std::string& shown,
                                                    size_t block_bytes) {
-  int fd = path == "-" ? dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(std::string("cannot open: ") + std::strerror(errno), shown);
+  // Files through the bounded reader's open (sys/untrusted_file.hpp): a FIFO,
+  // device or symlink is refused instead of blocking past --timeout.
+  int fd = -1;
+  if (path == "-") {
+    fd = dup(STDIN_FILENO);
+    if (fd < 0) return make_error(std::string("cannot open: ") + std::strerror(errno), shown);
+  } else {
+    auto f = UntrustedFile::open(path, shown);
+    if (!f) return f.error();
+    fd = f->release();
+  }
   // Peek at the magic to report "compressed" (gzread is transparent for plain data).
   unsigned char magic[2] = {0, 0};
   if (path != "-") {
@@ -73,6 +84,13 @@ Result<std::string_view> LogReader::next() {
       return make_error(std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno) : msg), shown_);
     }
     if (n == 0) {
+      // zlib ends a cut .gz like a complete one (Z_BUF_ERROR, no -1): the
+      // missing end is where a job's failure is, so say so (issue 22).
+      int code = Z_OK;
+      (void)gzerror(impl_->gz, &code);
+      if (code == Z_BUF_ERROR)
+        return make_error("compressed log is truncated (unexpected end of gzip stream)", shown_,
+                          "its end is missing; decompress what is there (zcat) and pass the text, or copy it again");
       eof_ = true;
       break;
     }

@@ -1,6 +1,7 @@
 #include "collectors/nccl/nccl_artifacts.hpp"
 #include "collectors/proc/rank_discovery.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -172,7 +173,6 @@ CollectorOutput collect_nccl(const CollectContext& ctx) {
   // RAS: only on the live host (a --root tree has no sockets).
   if (!ctx.root.is_live()) return out;
   RasQueryOptions q;
-  q.timeout_s = 3.5;
   // The ranks' own NCCL_RAS_ADDR (allowlisted in their environment) when
   // ccdiag's environment does not set one: the job may have moved the port.
   bool ranks_set_addr = false;
@@ -184,6 +184,15 @@ CollectorOutput collect_nccl(const CollectContext& ctx) {
         break;
       }
     }
+  }
+  // A share of what is left of this collector's budget (at most 3.5 s): a RAS
+  // port that never answers must not take the flight-recorder rings read
+  // above down with it when --timeout is short.
+  {
+    const double left = ctx.deadline == std::chrono::steady_clock::time_point::max()
+                            ? 7.0
+                            : std::chrono::duration<double>(ctx.deadline - std::chrono::steady_clock::now()).count();
+    q.timeout_s = std::clamp(left * 0.5, 0.05, 3.5);
   }
   auto r = query_ras(q);
   // Only a recognised report is kept: a garbage reply is not evidence, and

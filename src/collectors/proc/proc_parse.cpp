@@ -1,4 +1,5 @@
 #include "collectors/proc/proc_parse.hpp"
+#include "sys/redact.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -246,45 +247,10 @@ bool env_name_allowed(std::string_view n) {
   return starts_with(n, "SLURM_") || starts_with(n, "OMPI_COMM_WORLD_") || starts_with(n, "NCCL_");
 }
 
+// The rules live in sys/redact.hpp (by name and by value), shared by every
+// output path.
 bool looks_like_credential(std::string_view name, std::string_view value) {
-  std::string upper(name);
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (std::string_view w : {"TOKEN", "SECRET", "PASSW", "PASSWD", "CREDENTIAL", "AUTH", "APIKEY", "API_KEY",
-                             "PRIVATE", "SESSION", "COOKIE", "_KEY"})
-    if (upper.find(w) != std::string::npos) return true;
-  // Well-known token prefixes (AWS access keys, GitHub, Slack, JWT, OpenAI-style, HF).
-  for (std::string_view p : {"AKIA", "ASIA", "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "eyJ", "sk-",
-                             "hf_", "glpat-"})
-    if (starts_with(value, p) && value.size() >= p.size() + 8) return true;
-  // Credentials embedded in a URL: scheme://user:pass@host.
-  if (const size_t scheme = value.find("://"); scheme != std::string_view::npos) {
-    const std::string_view rest = value.substr(scheme + 3);
-    const size_t at = rest.find('@');
-    const size_t slash = rest.find('/');
-    if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash) &&
-        rest.substr(0, at).find(':') != std::string_view::npos)
-      return true;
-  }
-  // A long run without separators that mixes letters and digits is a key,
-  // not a configuration value (NCCL values are ints, names, lists, paths).
-  size_t run = 0, best = 0;
-  bool upper_c = false, lower_c = false, digit = false;
-  for (char c : value) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '+' || c == '/' || c == '=' || c == '_' || c == '-') {
-      ++run;
-      best = std::max(best, run);
-      upper_c |= std::isupper(u) != 0;
-      lower_c |= std::islower(u) != 0;
-      digit |= std::isdigit(u) != 0;
-    } else {
-      run = 0;
-    }
-  }
-  const int classes = int(upper_c) + int(lower_c) + int(digit);
-  if (best >= 24 && classes >= 2 && value.find('/') == std::string_view::npos) return true;
-  if (best >= 32 && classes >= 3) return true;
-  return false;
+  return secret_name(name) || secret_value(value);
 }
 
 nlohmann::json filter_environment(const std::vector<std::pair<std::string, std::string>>& env) {
@@ -295,7 +261,7 @@ nlohmann::json filter_environment(const std::vector<std::pair<std::string, std::
     std::string clean;
     for (char c : v)
       if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) clean += c;
-    out[k] = looks_like_credential(k, v) ? std::string(kRedacted) : clean;
+    out[k] = looks_like_credential(k, v) || looks_like_credential(k, clean) ? std::string(kRedacted) : clean;
   }
   return out;
 }

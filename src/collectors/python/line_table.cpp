@@ -68,9 +68,10 @@ int line_for_offset_311(std::string_view t, int firstlineno, int64_t addrq) {
     } else if (code >= 10 && code <= 12) {
       delta = code - 10;
     }
-    line += delta;
+    // A hostile table can carry deltas near 2^62: overflow means garbage.
+    if (__builtin_add_overflow(line, delta, &line)) return -1;
     ar_line = code == 15 ? -1 : line;
-    end += 2 * n;
+    end += 2 * n;  // n <= 8 per entry, entries <= t.size(): no overflow
     ++p;
     while (p < t.size() && !(static_cast<uint8_t>(t[p]) & 0x80)) ++p;
   }

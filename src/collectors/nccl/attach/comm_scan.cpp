@@ -26,10 +26,13 @@ void for_each_heap_chunk(const AttachTarget& t, const ScanLimits& limits, ScanSt
       stats.bytes_scanned += got;
       if (got >= 8) fn(a, buf.data(), got / 8);
       if (got < want) {
-        // A hole (not dumped, truncated core, page gone): skip to the next page.
-        const uint64_t next = (a + got + 4096) & ~uint64_t(4095);
-        stats.bytes_skipped += std::min(next, m.end) - (a + got);
-        a = next;
+        // A hole (not dumped, truncated core, page gone): skip to the next
+        // page, or past the whole hole when the reader knows where it ends.
+        const uint64_t here = a + got;
+        uint64_t next = std::max<uint64_t>((here + 4096) & ~uint64_t(4095), mem.next_readable(here));
+        if (next <= here) next = m.end;  // wrapped past 2^64: nothing more here
+        stats.bytes_skipped += std::min(next, m.end) - here;
+        a = std::min(next, m.end);
       } else {
         a += got;
       }

@@ -72,6 +72,14 @@ Result<CoreFile> CoreFile::parse(CoreFile c, const std::string& path) {
   }
   if (c.loads_.empty()) return make_error("core dump without any memory segment (PT_LOAD)", path);
   std::sort(c.loads_.begin(), c.loads_.end(), [](const CoreLoad& a, const CoreLoad& b) { return a.vaddr < b.vaddr; });
+  for (const auto& l : c.loads_) {
+    if (l.filesz == 0) continue;
+    const uint64_t end = l.vaddr + l.filesz < l.vaddr ? UINT64_MAX : l.vaddr + l.filesz;
+    if (!c.dumped_.empty() && l.vaddr <= c.dumped_.back().second)
+      c.dumped_.back().second = std::max(c.dumped_.back().second, end);
+    else
+      c.dumped_.emplace_back(l.vaddr, end);
+  }
   for (const auto& n : elf->notes()) {
     if (n.name != "CORE") continue;
     if (n.type == NT_FILE) {
@@ -102,6 +110,14 @@ Result<CoreFile> CoreFile::parse(CoreFile c, const std::string& path) {
     }
   }
   return c;
+}
+
+uint64_t CoreFile::next_readable(uint64_t addr) const {
+  // First merged range ending after `addr`.
+  auto it = std::upper_bound(dumped_.begin(), dumped_.end(), addr,
+                             [](uint64_t a, const std::pair<uint64_t, uint64_t>& r) { return a < r.second; });
+  if (it == dumped_.end()) return UINT64_MAX;
+  return std::max(addr, it->first);
 }
 
 size_t CoreFile::read(uint64_t addr, void* out, size_t len) const {

@@ -46,6 +46,8 @@ class CoreFile final : public MemoryReader {
   static Result<CoreFile> from_bytes(std::string bytes, const std::string& name);
 
   size_t read(uint64_t addr, void* out, size_t len) const override;
+  // The start of the first dumped byte at or after `addr` (UINT64_MAX: none).
+  uint64_t next_readable(uint64_t addr) const override;
 
   const std::vector<CoreLoad>& loads() const { return loads_; }
   const std::vector<CoreMappedFile>& files() const { return files_; }
@@ -63,6 +65,9 @@ class CoreFile final : public MemoryReader {
   MappedFile file_;
   std::string owned_;  // from_bytes
   std::vector<CoreLoad> loads_;  // sorted by vaddr
+  // Dumped ranges [start, end), merged and sorted: next_readable() in log time
+  // (a crafted core has 65,535 segments).
+  std::vector<std::pair<uint64_t, uint64_t>> dumped_;
   std::vector<CoreMappedFile> files_;
   std::vector<CoreThread> threads_;
   std::string command_;

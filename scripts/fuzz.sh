@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each on its seed
+# corpus, printing one summary line per target: executions, seconds, result.
+#
+#   scripts/fuzz.sh                     # every target, 60 s each
+#   scripts/fuzz.sh -t 3600 bundle_reader_fuzz cli_values_fuzz
+#   FUZZ_BUILD=build-fuzz FUZZ_JOBS=2 scripts/fuzz.sh -t 30
+#
+# The issue's goal is >= 10^7 executions (or one CPU-hour) per target; record
+# what a run reached in docs/fuzzing.md. A crash leaves its input as
+# <work>/<target>/crash-* and the script exits 1: fix it, add a regression
+# test, and copy the input into fuzz/corpus/<target>/ so it is replayed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+while getopts "t:" opt; do
+  case $opt in
+    t) seconds=$OPTARG ;;
+    *) echo "usage: $0 [-t seconds] [target...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+
+build=${FUZZ_BUILD:-build-fuzz}
+jobs=${FUZZ_JOBS:-2}
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCCDIAG_FUZZ=ON -DCCDIAG_BUILD_TESTS=OFF >/dev/null
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for src in fuzz/*_fuzz.cpp; do targets+=("$(basename "$src" .cpp)"); done
+fi
+nice cmake --build "$build" -j"$jobs" --target "${targets[@]}"
+
+work=${FUZZ_WORK:-$build/fuzz-work}
+mkdir -p "$work"
+status=0
+printf '%-24s %12s %8s  %s\n' target executions seconds result
+for t in "${targets[@]}"; do
+  # Seed corpus: fuzz/corpus/<target>/, or the older <name without _fuzz>/.
+  seeds=fuzz/corpus/$t
+  [ -d "$seeds" ] || seeds=fuzz/corpus/${t%_fuzz}
+  mkdir -p "$work/$t/corpus"
+  log=$work/$t/log.txt
+  set +e
+  (cd "$work/$t" && "$OLDPWD/$build/fuzz/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+     -print_final_stats=1 corpus "$OLDPWD/$seeds") >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | awk '{print $5}' | tail -1)
+  if [ $rc -eq 0 ]; then result=ok; else result="FINDING (rc $rc, see $log)"; status=1; fi
+  printf '%-24s %12s %8s  %s\n' "$t" "${runs:-?}" "${secs:-$seconds}" "$result"
+done
+exit $status
