@@ -164,6 +164,7 @@ int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
     compact_host_set(host_set);
     fleet_set.append(std::move(host_set));
   }  // each Bundle (and its extracted tarball) is released here
+  progress.show("analyze: " + progress_bar(done, cands.size()) + " bundles", true);
   progress.clear();
 
   for (const auto& h : fleet.hosts)

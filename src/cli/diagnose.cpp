@@ -1,6 +1,7 @@
 // ccdiag diagnose [BUNDLE|DIR]... [--log FILE]... : the layered verdict.
 // With no input it collects this host live (bounded by --timeout) and
 // diagnoses that, through the same bundle path a post-mortem run takes.
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
@@ -17,6 +18,19 @@
 namespace ccdiag {
 
 namespace {
+
+// 1 when a cause is named or problems were seen; insufficient_evidence over
+// inputs that report no failure at all (logs that are silent, nothing
+// checked) is "could not check enough": 3, never health (0) nor a problem (1).
+int diagnose_exit_code(const Report& report) {
+  if (report.verdict.root_cause == kNoProblemFound) return report.unchecked.empty() ? kExitHealthy : kExitPartial;
+  if (report.verdict.root_cause != kInsufficientEvidence) return kExitProblem;
+  const bool problem_seen = std::any_of(report.findings.begin(), report.findings.end(), [](const Finding& f) {
+    return f.role != FindingRole::context && (f.severity == Severity::error || f.severity == Severity::critical ||
+                                              f.severity == Severity::warning);
+  });
+  return problem_seen ? kExitProblem : kExitPartial;
+}
 
 struct DiagnoseOptions {
   std::vector<std::string> inputs;
@@ -112,8 +126,7 @@ int run_diagnose(const DiagnoseOptions& opts, CommandContext& ctx) {
     case OutputFormat::markdown: render_markdown(report, ctx.out); break;
     case OutputFormat::text: render_text(report, ctx.out, TextStyle{want_color(1), ctx.global.verbose}); break;
   }
-  if (report.verdict.root_cause != kNoProblemFound) return kExitProblem;
-  return report.unchecked.empty() ? kExitHealthy : kExitPartial;
+  return diagnose_exit_code(report);
 }
 
 }  // namespace

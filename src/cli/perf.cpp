@@ -229,8 +229,26 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
   // A run with nothing to compare with is not "healthy": say what was not judged.
   if (slow)
     for (const auto& n : slow->notes) set.unchecked.push_back(Unchecked{"links from flight-recorder dumps", n});
-  for (const auto& a : analyses)
-    if (a.verdict.status == "unjudged") set.unchecked.push_back(Unchecked{"bandwidth of " + a.run->file, a.verdict.why});
+  for (const auto& a : analyses) {
+    if (a.verdict.status == "unjudged") {
+      set.unchecked.push_back(Unchecked{"bandwidth of " + a.run->file, a.verdict.why});
+      continue;
+    }
+    // A run judged against the topology or a baseline checked the data path:
+    // a clean one may be reported healthy (decision_tree.cpp needs a check).
+    Evidence checked;
+    checked.kind = "perf.run";
+    checked.provenance.source = a.run->file;
+    checked.data = {{"status", a.verdict.status}};
+    set.evidence.push_back(std::move(checked));
+  }
+  if (slow && slow->comms.size() >= 2) {
+    Evidence checked;
+    checked.kind = "perf.fr_links";
+    checked.provenance.source = "flight-recorder dumps";
+    checked.data = {{"communicators", slow->comms.size()}};
+    set.evidence.push_back(std::move(checked));
+  }
   Report report = decide(set);
   report.ccdiag_version = version_string();
 
@@ -295,7 +313,11 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     return a.verdict.status == "below_expected" || a.verdict.status == "regression" || a.wrong_total > 0 ||
            a.run->out_of_bounds.value_or(0) > 0 || !a.run->failures.empty();
   }) || (slow && (!slow->culprits.empty() || std::any_of(slow->comms.begin(), slow->comms.end(), [](const CommStats& c) { return c.slow; })));
-  if (problem || report.verdict.root_cause != kNoProblemFound) return kExitProblem;
+  // insufficient_evidence is not a problem found: what could not be judged is
+  // listed under unchecked, and the exit code says "partial" only for bad inputs.
+  const bool cause_named =
+      report.verdict.root_cause != kNoProblemFound && report.verdict.root_cause != kInsufficientEvidence;
+  if (problem || cause_named) return kExitProblem;
   if (!bad.empty()) return kExitPartial;
   return kExitHealthy;
 }

@@ -145,8 +145,12 @@ class Healthy(ScenarioTest):
     def test_post_mortem_logs(self):
         cause, _, conf = verdict(self.logs_doc)
         print(f"\n  [healthy] console + rank logs: {cause} confidence {conf}", file=sys.stderr)
-        self.assertEqual(cause, "no_problem_found", describe(self.logs_doc))
-        self.assertEqual(self.logs_proc.returncode, 0)
+        # Logs alone cannot show health (docs/decision-tree.md): never a
+        # problem, either healthy or "not enough to tell" at low confidence.
+        self.assertIn(cause, ("no_problem_found", "insufficient_evidence"), describe(self.logs_doc))
+        if cause == "insufficient_evidence":
+            self.assertLessEqual(conf, 0.3, describe(self.logs_doc))
+        self.assertIn(self.logs_proc.returncode, (0, 3))
         self.assertEqual(self.job.rc, 0)
 
     def test_flight_recorder(self):
