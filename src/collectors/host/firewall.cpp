@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectors/host/host_collectors.hpp"
 #include "sys/child_process.hpp"
 
 namespace ccdiag {
@@ -275,9 +276,7 @@ FirewallJudgement judge_iptables_save(std::string_view text, int lo, int hi) {
 
 CollectorOutput collect_firewall(const CollectContext& ctx) {
   CollectorOutput out;
-  Evidence e;
-  e.kind = "host.firewall";
-  e.subject.host = ctx.host;
+  Evidence e = host_evidence(ctx, "host.firewall", "nft / iptables-save");
   int lo = 32768, hi = 60999;  // Linux's default ip_local_port_range
   if (auto r = ctx.root.read_line("/proc/sys/net/ipv4/ip_local_port_range")) {
     std::stringstream ss(*r);

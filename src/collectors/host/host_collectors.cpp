@@ -19,14 +19,6 @@ std::string utc_now_iso() {
   return buf;
 }
 
-Evidence make(const CollectContext& ctx, const char* kind, const std::string& source) {
-  Evidence e;
-  e.kind = kind;
-  e.subject.host = ctx.host;
-  e.provenance.source = source;
-  e.time = utc_now_iso();
-  return e;
-}
 
 // Where libnccl is installed by packages, CUDA and pip wheels (nvidia-nccl-cu12).
 constexpr const char* kLibraryDirs[] = {
@@ -35,6 +27,15 @@ constexpr const char* kLibraryDirs[] = {
     "/usr/local/cuda/targets/sbsa-linux/lib", "/opt/nccl/lib"};
 
 }  // namespace
+
+Evidence host_evidence(const CollectContext& ctx, const char* kind, const std::string& source) {
+  Evidence e;
+  e.kind = kind;
+  e.subject.host = ctx.host;
+  e.provenance.source = source;
+  e.time = utc_now_iso();
+  return e;
+}
 
 std::optional<std::string> nccl_version_from_soname(std::string_view name) {
   constexpr std::string_view prefix = "libnccl.so.";
@@ -86,7 +87,7 @@ std::optional<int64_t> dev_shm_size_from_mounts(std::string_view mounts) {
 
 CollectorOutput collect_host_identity(const CollectContext& ctx) {
   CollectorOutput out;
-  Evidence e = make(ctx, "host.identity", "/proc/sys/kernel");
+  Evidence e = host_evidence(ctx, "host.identity", "/proc/sys/kernel");
   e.data["hostname"] = ctx.host;
   e.data["kernel"] = ctx.root.read_line("/proc/sys/kernel/osrelease").value_or("");
   e.data["boot_id"] = ctx.root.read_line("/proc/sys/kernel/random/boot_id").value_or("");
@@ -99,7 +100,7 @@ CollectorOutput collect_host_identity(const CollectContext& ctx) {
 
 CollectorOutput collect_versions(const CollectContext& ctx) {
   CollectorOutput out;
-  Evidence e = make(ctx, "host.versions", "library directories, /proc/driver/nvidia/version");
+  Evidence e = host_evidence(ctx, "host.versions", "library directories, /proc/driver/nvidia/version");
   std::vector<std::string> nccl_found;
   for (const char* dir : kLibraryDirs) {
     auto names = ctx.root.list_dir(dir);
@@ -132,7 +133,7 @@ CollectorOutput collect_versions(const CollectContext& ctx) {
 
 CollectorOutput collect_dev_shm(const CollectContext& ctx) {
   CollectorOutput out;
-  Evidence e = make(ctx, "host.dev_shm", "/proc/mounts");
+  Evidence e = host_evidence(ctx, "host.dev_shm", "/proc/mounts");
   auto mounts = ctx.root.read_file("/proc/mounts");
   if (!mounts) {
     e.availability = Availability::unavailable(mounts.error().one_line());

@@ -16,6 +16,9 @@ CollectorOutput collect_host_identity(const CollectContext& ctx);
 CollectorOutput collect_versions(const CollectContext& ctx);
 CollectorOutput collect_dev_shm(const CollectContext& ctx);
 
+// An evidence item about this host, stamped now (shared by the host collectors).
+Evidence host_evidence(const CollectContext& ctx, const char* kind, const std::string& source);
+
 // Pure helpers (tested on their own).
 // "libnccl.so.2.28.9" -> "2.28.9"; nullopt for other names.
 std::optional<std::string> nccl_version_from_soname(std::string_view file_name);

@@ -5,31 +5,13 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 #include <map>
+
+#include "collectors/host/host_collectors.hpp"
 
 namespace ccdiag {
 
 namespace {
-
-std::string utc_now_iso() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-Evidence make(const CollectContext& ctx, const char* kind, const std::string& source) {
-  Evidence e;
-  e.kind = kind;
-  e.subject.host = ctx.host;
-  e.provenance.source = source;
-  e.time = utc_now_iso();
-  return e;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -114,7 +96,7 @@ std::vector<std::string> hosts_file_addresses(std::string_view hosts_text, std::
 
 CollectorOutput collect_logind(const CollectContext& ctx) {
   CollectorOutput out;
-  Evidence e = make(ctx, "host.logind", "/etc/systemd/logind.conf");
+  Evidence e = host_evidence(ctx, "host.logind", "/etc/systemd/logind.conf");
   // logind only runs on a systemd-booted host (sd_booted(3) checks this
   // directory); in a container without systemd nothing removes IPC.
   if (!ctx.root.exists("/run/systemd/system") && !ctx.root.exists("/etc/systemd/logind.conf")) {
@@ -152,7 +134,7 @@ CollectorOutput collect_logind(const CollectContext& ctx) {
 
 CollectorOutput collect_resolve(const CollectContext& ctx) {
   CollectorOutput out;
-  Evidence e = make(ctx, "host.resolve", ctx.root.is_live() ? "getaddrinfo" : "/etc/hosts");
+  Evidence e = host_evidence(ctx, "host.resolve", ctx.root.is_live() ? "getaddrinfo" : "/etc/hosts");
   const std::string name = ctx.host;
   if (name.empty()) {
     e.availability = Availability::unavailable("host name unknown");
@@ -210,7 +192,7 @@ CollectorOutput collect_net_links(const CollectContext& ctx) {
   CollectorOutput out;
   auto names = ctx.root.list_dir("/sys/class/net");
   if (!names) {
-    Evidence e = make(ctx, "net.link", "/sys/class/net");
+    Evidence e = host_evidence(ctx, "net.link", "/sys/class/net");
     e.availability = Availability::unavailable(names.error().one_line());
     out.evidence.push_back(std::move(e));
     return out;
@@ -218,7 +200,7 @@ CollectorOutput collect_net_links(const CollectContext& ctx) {
   std::sort(names->begin(), names->end());
   for (const auto& n : *names) {
     const std::string dir = "/sys/class/net/" + n;
-    Evidence e = make(ctx, "net.link", dir);
+    Evidence e = host_evidence(ctx, "net.link", dir);
     e.subject.nic = n;
     auto num = [&](const char* attr) -> nlohmann::json {
       // `speed` and `carrier` fail with EINVAL on a down link: that is a
