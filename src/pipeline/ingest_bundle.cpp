@@ -8,6 +8,7 @@
 #include "collectors/kernel/kernel_log.hpp"
 #include "collectors/nccl/attach/attach_evidence.hpp"
 #include "collectors/nccl/nccl_artifacts.hpp"
+#include "collectors/logs/analyzer.hpp"
 #include "pipeline/ingest.hpp"
 #include "pipeline/ingest_fr.hpp"
 
@@ -83,9 +84,12 @@ Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
   // NCCL state read out of ranks (nccl attach) joins across hosts by commHash.
   nccl::attach::append_attach_findings(set);
   if (auto st = ingest_fr_dumps(std::move(fr_dumps), set); !st) return st.error();
-  for (const auto& path : inputs.logs) {
-    logs.push_back(LogFile{path, path, ""});
-    set.inputs.push_back(path);
+  // A directory given to --log means every log under it, as `ccdiag logs DIR` reads it.
+  auto expanded = logs::expand_log_paths(inputs.logs);
+  if (!expanded) return make_error(expanded.error().message, expanded.error().context, "check the path given to --log");
+  for (const auto& in : *expanded) {
+    logs.push_back(LogFile{in.path, in.shown, ""});
+    set.inputs.push_back(in.shown);
   }
   if (!logs.empty())
     if (auto st = ingest_logs(logs, set); !st) return st.error();

@@ -68,6 +68,12 @@ class ThousandRanks(unittest.TestCase):
         self.assertEqual(biggest["count"], 1023)
         self.assertEqual(biggest["ranks"], "0-516,518-1023")
 
+    def test_a_directory_given_to_log_reads_every_log_under_it(self):
+        files, _ = run_json(self.args, expect_rc=1, timeout=120)
+        tree, _ = run_json(["diagnose", "--log", self._tmp.name], expect_rc=1, timeout=120)
+        self.assertEqual(tree["verdict"]["root_cause"], files["verdict"]["root_cause"])
+        self.assertEqual(len(tree["findings"]), len(files["findings"]))
+
     def test_verbose_lists_every_finding(self):
         p = run(["-v"] + self.args, timeout=120)
         self.assertGreater(len(p.stdout.splitlines()), 1024)
