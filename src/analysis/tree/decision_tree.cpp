@@ -162,10 +162,19 @@ bool same_place(const Subject& a, const Subject& b) {
   return true;  // nothing to tell them apart: the deeper cause may well be on the culprit
 }
 
+// Distinct summaries, each once with its count: a thousand ranks' identical
+// watchdog lines are one entry ("watchdog timeout ... (x1023)").
 std::string describe_list(const std::vector<const Finding*>& fs, size_t max) {
+  std::vector<std::pair<std::string, size_t>> distinct;
+  for (const auto* f : fs) {
+    auto it = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == f->summary; });
+    if (it == distinct.end()) distinct.emplace_back(f->summary, 1);
+    else ++it->second;
+  }
   std::string out;
-  for (size_t i = 0; i < fs.size() && i < max; ++i) out += (i ? "; " : "") + fs[i]->summary;
-  if (fs.size() > max) out += "; +" + std::to_string(fs.size() - max) + " more";
+  for (size_t i = 0; i < distinct.size() && i < max; ++i)
+    out += (i ? "; " : "") + distinct[i].first + (distinct[i].second > 1 ? " (x" + std::to_string(distinct[i].second) + ")" : "");
+  if (distinct.size() > max) out += "; +" + std::to_string(distinct.size() - max) + " more";
   return out;
 }
 
