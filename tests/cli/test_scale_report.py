@@ -54,7 +54,7 @@ class ThousandRanks(unittest.TestCase):
         self.assertLessEqual(len(lines), 50, p.stdout)
         self.assertTrue(lines[0].startswith("verdict: "), lines[0])
         self.assertIn("node065", lines[1])
-        grouped = [l for l in lines if "watchdog timeout" in l and "x1023" in l]
+        grouped = [l for l in lines if "watchdog timeout" in l and "x1023:" in l]  # finding lines
         self.assertEqual(len(grouped), 1, p.stdout)
         self.assertIn("ranks 0-516,518-1023 (1023)", grouped[0])
 
