@@ -1,4 +1,5 @@
 #include "bundle/bundle_tar.hpp"
+#include "sys/fd_io.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -22,18 +23,6 @@ namespace ccdiag {
 
 namespace {
 
-bool write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
 
 // archive_error_string() is NULL when libarchive set no message (a header
 // it only warned about): found by fuzz/bundle_reader_fuzz.cpp as a strlen(NULL).
@@ -55,8 +44,8 @@ la_ssize_t sink_write(struct archive*, void* client, const void* buf, size_t n) 
   s->bytes += n;
   if (s->armor) {
     const std::string lines = s->enc.feed(std::string_view(static_cast<const char*>(buf), n));
-    if (!write_all(s->fd, lines.data(), lines.size())) s->failed = true;
-  } else if (!write_all(s->fd, static_cast<const char*>(buf), n)) {
+    if (!write_all(s->fd, lines)) s->failed = true;
+  } else if (!write_all(s->fd, std::string_view(static_cast<const char*>(buf), n))) {
     s->failed = true;
   }
   return s->failed ? -1 : static_cast<la_ssize_t>(n);
@@ -76,7 +65,7 @@ Status write_bundle_tar(const std::string& dir, const std::string& top, int fd, 
   Sink sink{fd, armor, {}, 0, false};
   if (armor) {
     const std::string begin = std::string(kArmorBegin) + " 1 " + top + "\n";
-    if (!write_all(fd, begin.data(), begin.size())) return make_error(std::string("write failed: ") + std::strerror(errno), "stdout");
+    if (!write_all(fd, begin)) return make_error(std::string("write failed: ") + std::strerror(errno), "stdout");
   }
   struct archive* a = archive_write_new();
   archive_write_add_filter_gzip(a);
@@ -145,7 +134,7 @@ Status write_bundle_tar(const std::string& dir, const std::string& top, int fd, 
   archive_write_free(a);
   if (armor) {
     const std::string tail = sink.enc.finish() + kArmorEnd + " " + std::to_string(sink.bytes) + "\n";
-    if (!write_all(fd, tail.data(), tail.size())) return make_error(std::string("write failed: ") + std::strerror(errno), "stdout");
+    if (!write_all(fd, tail)) return make_error(std::string("write failed: ") + std::strerror(errno), "stdout");
   }
   return Ok{};
 }
@@ -176,7 +165,7 @@ std::string copy_member_data(struct archive* a, int fd, TarBudget& budget, const
       return "extraction did not finish within --timeout; refused (raise --timeout for a very large bundle)";
     // Sparse members: data blocks carry their offset.
     if (::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0 ||
-        !write_all(fd, static_cast<const char*>(buf), size))
+        !write_all(fd, std::string_view(static_cast<const char*>(buf), size)))
       return std::string("cannot write an extracted member: ") + std::strerror(errno);
   }
 }

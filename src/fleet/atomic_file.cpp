@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sys/fd_io.hpp"
+
 namespace ccdiag {
 
 Status write_file_atomically(const std::string& path, std::string_view content) {
@@ -16,17 +18,11 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
   const std::string tmp = path + "." + std::to_string(::getpid()) + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return make_error(std::string("cannot create: ") + std::strerror(errno), tmp, "check that the directory exists and is writable");
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return make_error(std::string("write failed: ") + std::strerror(err), tmp);
-    }
-    done += static_cast<size_t>(n);
+  if (!write_all(fd, content)) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return make_error(std::string("write failed: ") + std::strerror(err), tmp);
   }
   // fsync before rename: after a crash the name must point at complete data.
   if (::fsync(fd) != 0 || ::close(fd) != 0) {

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "sys/fd_io.hpp"
+
 namespace ccdiag {
 
 namespace {
@@ -168,16 +170,10 @@ Status OutputDir::write_file(std::string_view rel, std::string_view content) con
   auto f = create_file(rel);
   if (!f) return f.error();
   const int fd = *f;
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return make_error("write failed: " + errno_text(err), shown);
-    }
-    done += static_cast<size_t>(n);
+  if (!write_all(fd, content)) {
+    const int err = errno;
+    ::close(fd);
+    return make_error("write failed: " + errno_text(err), shown);
   }
   if (::close(fd) != 0) return make_error("write failed: " + errno_text(errno), shown);
   return Ok{};

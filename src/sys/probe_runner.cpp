@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sys/fd_io.hpp"
+
 namespace ccdiag {
 
 Deadline::Deadline(std::chrono::milliseconds total) : end_(std::chrono::steady_clock::now() + total) {}
@@ -28,15 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void write_all(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
-}
 
 void reap(pid_t pid, int* status) {
   while (::waitpid(pid, status, 0) < 0 && errno == EINTR) {
@@ -93,7 +86,7 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
       } catch (const std::exception& e) {
         payload = nlohmann::json{{"error", e.what()}}.dump();
       }
-      write_all(fds[1], payload);
+      (void)write_all(fds[1], payload);  // a failed write reads as a truncated result
       ::_exit(0);  // no atexit handlers, no flush of the parent's stdio buffers
     }
     ::close(fds[1]);
