@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collectors/perf/json_input.hpp"
 #include "collectors/perf/perf_results.hpp"
 
 namespace ccdiag::perf {
@@ -266,26 +267,7 @@ Result<PerfRun> parse_nccl_tests_text(std::string_view text, const std::string& 
 }
 
 namespace {
-Result<PerfRun> parse_nccl_tests_json_doc(std::string_view text, const std::string& file);
-}
-
-// A field of an unexpected JSON type is an input error naming the file, never an exception.
-Result<PerfRun> parse_nccl_tests_json(std::string_view text, const std::string& file) {
-  try {
-    return parse_nccl_tests_json_doc(text, file);
-  } catch (const nlohmann::json::exception& e) {
-    return make_error(std::string("unexpected JSON field type: ") + e.what(), file);
-  }
-}
-
-namespace {
-Result<PerfRun> parse_nccl_tests_json_doc(std::string_view text, const std::string& file) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return make_error(std::string("invalid JSON: ") + e.what(), file);
-  }
+Result<PerfRun> parse_nccl_tests_json_doc(const nlohmann::json& j, const std::string& file) {
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array())
     return make_error("not an nccl-tests -J file (no results[])", file);
   PerfRun run;
@@ -378,6 +360,10 @@ Result<PerfRun> parse_results(std::string_view text, const std::string& file) {
       (t.find("#iterations") != std::string_view::npos || t.find(" Test") != std::string_view::npos))
     return parse_perftest_text(text, file);
   return parse_nccl_tests_text(text, file);
+}
+
+Result<PerfRun> parse_nccl_tests_json(std::string_view text, const std::string& file) {
+  return read_json_result(text, file, [&](const nlohmann::json& j) { return parse_nccl_tests_json_doc(j, file); });
 }
 
 }  // namespace ccdiag::perf

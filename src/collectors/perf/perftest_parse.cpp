@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectors/perf/json_input.hpp"
 #include "collectors/perf/perf_results.hpp"
 
 namespace ccdiag::perf {
@@ -159,25 +160,7 @@ Result<PerfRun> parse_perftest_text(std::string_view text, const std::string& fi
 }
 
 namespace {
-Result<PerfRun> parse_perftest_json_doc(std::string_view text, const std::string& file);
-}
-
-Result<PerfRun> parse_perftest_json(std::string_view text, const std::string& file) {
-  try {
-    return parse_perftest_json_doc(text, file);
-  } catch (const nlohmann::json::exception& e) {
-    return make_error(std::string("unexpected JSON field type: ") + e.what(), file);
-  }
-}
-
-namespace {
-Result<PerfRun> parse_perftest_json_doc(std::string_view text, const std::string& file) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return make_error(std::string("invalid JSON: ") + e.what(), file);
-  }
+Result<PerfRun> parse_perftest_json_doc(const nlohmann::json& j, const std::string& file) {
   if (!j.is_object() || !j.contains("test_info") || !j.contains("results") || !j["results"].is_object())
     return make_error("not a perftest --out_json file (test_info and results expected)", file);
   PerfRun run;
@@ -225,5 +208,9 @@ Result<PerfRun> parse_perftest_json_doc(std::string_view text, const std::string
 }
 
 }  // namespace
+
+Result<PerfRun> parse_perftest_json(std::string_view text, const std::string& file) {
+  return read_json_result(text, file, [&](const nlohmann::json& j) { return parse_perftest_json_doc(j, file); });
+}
 
 }  // namespace ccdiag::perf
