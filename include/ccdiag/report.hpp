@@ -26,6 +26,12 @@ struct Verdict {
   double confidence = 0.0;                         // 0..1
   Subject culprit;
   std::string summary;
+  // How the cause was reached: "evidence" (the evidence singles it out,
+  // confidence >= kMinConfidence), "leading_candidate" (weak evidence, but
+  // one cause clearly ahead of every other: named, at low confidence, so the
+  // user has a first thing to check), empty for insufficient_evidence and
+  // no_problem_found.
+  std::string basis;
 };
 
 // One step of the layered walk: what the tree concluded at that layer.

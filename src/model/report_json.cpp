@@ -19,6 +19,7 @@ void to_json(nlohmann::json& j, const Verdict& v) {
                      {"confidence", v.confidence},
                      {"culprit", v.culprit},
                      {"summary", v.summary}};
+  if (!v.basis.empty()) j["basis"] = v.basis;
 }
 
 void to_json(nlohmann::json& j, const ChainStep& c) {

@@ -49,7 +49,8 @@ void render_text(const Report& r, std::ostream& out, const TextStyle& style) {
   std::string head = v.root_cause;
   if (v.layer) head += fmt::format(" ({})", to_string(*v.layer));
   out << paint("verdict:", "1") << ' ' << paint(head, problem ? "1;31" : "1;32")
-      << fmt::format("  confidence {:.2f}", v.confidence) << '\n';
+      << fmt::format("  confidence {:.2f}", v.confidence)
+      << (v.basis == "leading_candidate" ? "  (leading candidate, weak evidence)" : "") << '\n';
   if (!v.culprit.empty()) out << paint("culprit:", "1") << ' ' << v.culprit.describe() << '\n';
   if (!r.next_steps.empty()) {
     out << paint("next:", "1") << ' ' << r.next_steps.front().action;

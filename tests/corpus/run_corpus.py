@@ -80,7 +80,9 @@ def diagnose(binary: str, path: str) -> dict:
     if layer == "process":
         layer = "framework"
     return {"root_cause": v.get("root_cause"), "layer": layer, "confidence": float(v.get("confidence") or 0.0),
-            "exit": p.returncode, "findings": [f.get("id") for f in r.get("findings", [])]}
+            "exit": p.returncode, "findings": [f.get("id") for f in r.get("findings", [])],
+            "leader": (r.get("alternatives") or [{}])[0].get("root_cause"),
+            "leader_score": (r.get("alternatives") or [{}])[0].get("score")}
 
 
 def run_case(binary: str, case: dict, gzip_check: bool) -> dict:
@@ -198,8 +200,9 @@ def main() -> int:
             if not r["cat_ok"] or "gzip_differs" in r:
                 c = r["case"]
                 extra = f"  [gz: {r['gzip_differs']}]" if "gzip_differs" in r else ""
+                lead = f" (leader {r['leader']})" if r.get("root_cause") in NON_CAUSES and r.get("leader") else ""
                 print(f"  {c['id']:28s} {c['layer']}/{c['root_cause_category']} -> "
-                      f"{r.get('layer')}/{r.get('root_cause')} {r.get('confidence', 0):.2f}"
+                      f"{r.get('layer')}/{r.get('root_cause')} {r.get('confidence', 0):.2f}{lead}"
                       f"{' ' + r['error'] if 'error' in r else ''}{extra}")
 
     if a.cue_stats:

@@ -196,6 +196,10 @@ bool symptom_cause(std::string_view id) {
 }
 constexpr double kSymptomCap = 0.6;
 constexpr double kNoCauseCap = 0.3;
+// How far (in odds) a weak leader must be ahead of the runner-up to be named.
+constexpr double kLeadMargin = 2.0;
+// ... and how strongly its own evidence must favour it (product of ratios).
+constexpr double kLeadMinRatio = 3.0;
 
 // The layer the failure evidence points at when no cause is singled out: the
 // posterior mass of the candidate causes summed per layer (a finding that
@@ -441,17 +445,62 @@ Report decide(const EvidenceSet& input) {
       any_problem && std::none_of(findings.begin(), findings.end(), [](const Finding& f) {
         return is_problem(f) && f.role != FindingRole::cascade;
       });
-  if (best && best->confidence >= kMinConfidence) {
+  // Failure lines no rule explains are quoted, never taken for health.
+  auto quote_unrecognized = [&]() {
+    if (marker_count == 0 || (best && best->confidence >= 0.2)) return;
+    Finding u;
+    u.id = "log.unrecognized_failure";
+    u.layer = v.layer.value_or(Layer::framework);
+    u.severity = Severity::error;
+    u.role = FindingRole::symptom;
+    std::string quoted;
+    for (const auto& l : marker_lines) {
+      if (!l.is_object()) continue;
+      const std::string t = l.value("text", "");
+      if (quoted.size() < 400) quoted += (quoted.empty() ? "" : " | ") + t.substr(0, 160);
+      u.provenance.push_back(Provenance{l.value("source", ""), l.value("line", int64_t{1}), t});
+    }
+    u.summary = std::to_string(marker_count) + " failure line(s) no rule explains: " + quoted;
+    u.fields = {{"count", marker_count}, {"lines", marker_lines}, {"unrecognized", true}};
+    findings.push_back(std::move(u));
+  };
+  const bool strong = best && best->confidence >= kMinConfidence;
+  // A weak but clear leader: failure evidence votes for one cause well ahead
+  // of every other (kLeadMargin in odds), though not enough to promise it.
+  // It is named at low confidence (<= kNoCauseCap) with the probe that would
+  // confirm it: on the real-incident corpus such leaders were right about half
+  // the time, where insufficient_evidence is never right. A symptom (what was
+  // seen, not why) or a picture of cascades only is never a leader.
+  const bool leading = [&] {
+    if (strong || !best || symptom_cause(best->cause) || cascades_only) return false;
+    // Ahead by evidence, not by prior: the votes themselves must favour it.
+    const double prior = find_cause(best->cause)->prior;
+    if (best->odds / (prior / (1.0 - prior)) < kLeadMinRatio) return false;
+    double second = 0;
+    for (const auto& s : scores)
+      if (s.cause != best->cause) second = std::max(second, s.odds);
+    return best->odds >= kLeadMargin * second;
+  }();
+  if (strong || leading) {
     const CauseInfo* info = find_cause(best->cause);
     v.root_cause = best->cause;
     v.layer = info->layer;
-    v.confidence = round3(symptom_cause(best->cause) ? std::min(kSymptomCap, best->confidence) : best->confidence);
+    v.basis = strong ? "evidence" : "leading_candidate";
+    v.confidence = round3(symptom_cause(best->cause) ? std::min(kSymptomCap, best->confidence)
+                          : leading                  ? std::min(kNoCauseCap, best->confidence)
+                                                     : best->confidence);
     v.culprit = best->culprit;
     const std::string why = first_why(*best);
-    v.summary = info->description;
+    v.summary = leading ? "Leading candidate on weak evidence (no other cause comes close, but nothing confirms it): " +
+                              info->description
+                        : info->description;
     if (!why.empty()) v.summary += " Evidence: " + why + ".";
     if (!v.culprit.empty()) v.summary += " Culprit: " + v.culprit.describe() + ".";
     report.next_steps = next_steps_for(*info, v.culprit);
+    if (leading) {
+      report.next_steps.push_back(probe_for(info->layer));
+      quote_unrecognized();
+    }
   } else if (cascades_only) {
     // Only consequences were seen (peers closed connections, flushed work
     // requests): the failing process's own evidence is missing.
@@ -487,24 +536,7 @@ Report decide(const EvidenceSet& input) {
                 : any_problem ? "Problems were found but no rule explains them." + where
                               : "The logs report a failure that no rule recognises (see the unrecognized_failure "
                                 "finding); nothing shows the job healthy." + where;
-    // Failure lines no rule explains are quoted, never taken for health.
-    if (marker_count > 0 && (!best || best->confidence < 0.2)) {
-      Finding u;
-      u.id = "log.unrecognized_failure";
-      u.layer = v.layer.value_or(Layer::framework);
-      u.severity = Severity::error;
-      u.role = FindingRole::symptom;
-      std::string quoted;
-      for (const auto& l : marker_lines) {
-        if (!l.is_object()) continue;
-        const std::string t = l.value("text", "");
-        if (quoted.size() < 400) quoted += (quoted.empty() ? "" : " | ") + t.substr(0, 160);
-        u.provenance.push_back(Provenance{l.value("source", ""), l.value("line", int64_t{1}), t});
-      }
-      u.summary = std::to_string(marker_count) + " failure line(s) no rule explains: " + quoted;
-      u.fields = {{"count", marker_count}, {"lines", marker_lines}, {"unrecognized", true}};
-      findings.push_back(std::move(u));
-    }
+    quote_unrecognized();
     // The probe that separates the two leading candidates first.
     std::set<Layer> layers;
     for (size_t i = 0; i < scores.size() && i < 2; ++i) layers.insert(find_cause(scores[i].cause)->layer);
