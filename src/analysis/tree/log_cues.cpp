@@ -100,7 +100,8 @@ const std::vector<TextCue>& text_cues() {
        L::hardware, "GPU memory", S::critical, R::primary, "CUDA reported an uncorrectable ECC error",
        {{"gpu_ecc_or_memory_fault", 40}}},
       {"cuda_launch_failure", {"unspecified launch failure", "cudaErrorLaunchFailure", "CUDA_ERROR_LAUNCH_FAILED"}, {},
-       {}, L::hardware, "GPU execution", S::error, R::symptom, "a GPU kernel failed (unspecified launch failure)", {}},
+       {}, L::hardware, "GPU execution", S::error, R::symptom, "a GPU kernel failed (unspecified launch failure)",
+       {{"gpu_hung_kernel", 2}, {"gpu_xid_nvlink_fault", 1.5}}},
       {"cuda_illegal_address", {"illegal memory access", "cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS"}, {},
        {}, L::framework, "GPU execution", S::error, R::symptom, "a GPU kernel made an illegal memory access", {}},
       {"cuda_device_assert", {"device-side assert triggered", "cudaErrorAssert"}, {}, {}, L::framework,
@@ -124,6 +125,38 @@ const std::vector<TextCue>& text_cues() {
       {"cuda_init_failed", {"cuInit failed", "CUDA_ERROR_NOT_INITIALIZED", "cudaErrorInitializationError",
                             "initialization error"},
        {}, {}, L::system_config, "CUDA driver", S::error, R::symptom, "the CUDA driver could not be initialised", {}},
+      // ---- what a CUDA error inside NCCL means: the error name, not the fact that CUDA failed, decides
+      // the layer. 'invalid argument' (cudaErrorInvalidValue) is a call the driver rejects: a library /
+      // driver combination or an NCCL defect (fixed by another NCCL release in the corpus), not a GPU
+      // fault; in NVLS set-up it is the multicast object the NVSwitch fabric would not create.
+      {"cuda_invalid_value", {"Cuda failure 'invalid argument'", "Cuda failure 1 'invalid argument'",
+                              "CUDA error: invalid argument", "cudaErrorInvalidValue", "CUDA_ERROR_INVALID_VALUE"},
+       {}, {"nvls", "NVLS"}, L::nccl, "CUDA call rejected", S::error, R::primary,
+       "a CUDA call inside NCCL was rejected as invalid (library / driver combination or an NCCL defect, not a GPU "
+       "fault)",
+       {{"nccl_bug", 4}, {"driver_library_mismatch", 1.5}, {"gpu_hung_kernel", 0.3}}},
+      {"nvls_cuda_failure", {"nvls.cc", "NVLS", "nvls"}, {"Cuda failure"}, {}, L::system_config,
+       "NVLS multicast (NVSwitch fabric)", S::error, R::primary,
+       "NVLink SHARP multicast set-up failed in a CUDA call: the NVSwitch fabric (fabric manager state) or the "
+       "NVLS path",
+       {{"fabric_manager_state", 14}, {"nvls_path_failure", 5}}},
+      {"cuda_invalid_handle", {"'invalid resource handle'", "cudaErrorInvalidResourceHandle",
+                               "CUDA error: invalid resource handle"},
+       {}, {}, L::framework, "CUDA device context", S::error, R::primary,
+       "a CUDA stream or event was used on another device or context (the rank's current device is not the "
+       "communicator's)",
+       {{"wrong_device_binding", 4}, {"user_code_bug", 4}}},
+      {"topology_search_failed", {"Failed to find reverse path", "Could not find a path for pattern",
+                                  "Could not find a path", "no path found between"},
+       {}, {}, L::nccl, "topology search", S::error, R::primary,
+       "NCCL's topology search could not build a path through this machine's PCIe/NVLink layout (a topology this "
+       "NCCL release mishandles)",
+       {{"nccl_bug", 8}, {"pcie_topology_misdetected", 3}}},
+      {"fabric_manager_version", {"don't match with driver version", "does not match with driver version",
+                                  "fabric manager version mismatch"},
+       {}, {}, L::system_config, "fabric manager", S::error, R::primary,
+       "the fabric manager refuses to start: its version does not match the GPU driver",
+       {{"fabric_manager_not_running", 40}}},
       // ---- ncclResult strings
       {"nccl_system_error", {"unhandled system error", "ncclSystemError"}, {}, {}, L::transport, "system call",
        S::error, R::symptom, "NCCL: a system call failed (network, shared memory or files)", {}},
@@ -132,7 +165,7 @@ const std::vector<TextCue>& text_cues() {
       {"nccl_internal_error", {"internal error", "ncclInternalError"}, {}, {}, L::nccl, "NCCL core", S::error,
        R::symptom, "NCCL: internal error", {}},
       {"nccl_invalid_usage", {"invalid usage", "ncclInvalidUsage", "invalid argument", "ncclInvalidArgument"}, {},
-       {"Invalid argument"}, L::framework, "API usage", S::error, R::symptom,
+       {"Invalid argument", "Cuda failure", "CUDA error", "cuda error", "cudaError", "CUDA_ERROR"}, L::framework, "API usage", S::error, R::symptom,
        "NCCL: the caller used the API wrongly (invalid usage / argument)", {{"user_code_bug", 2}}},
       {"nccl_remote_error", {"remote process exited or there was a network error", "ncclRemoteError"}, {}, {},
        L::transport, "peer", S::warning, R::cascade, "NCCL: a remote peer failed or the network dropped", {}},

@@ -218,8 +218,10 @@ std::vector<Signature> build() {
   b.add("nccl.bootstrap.message_truncated", L::framework, S::error, R::primary,
         R"re(Message truncated ?: received (?P<got>\d+) bytes instead of (?P<want>\d+))re",
         "bootstrap message truncated: received {got} bytes instead of {want}",
-        {{"mismatched_collectives", 5}, {"nccl_version_mismatch", 3}},
-        "Ranks disagree about the bootstrap exchange: different code paths, comms or NCCL versions");
+        // The bootstrap exchanges are NCCL's own (connection set-up, allgathers of its structures): a size
+        // disagreement there is NCCL against NCCL (versions, or a defect), more than the user's collectives.
+        {{"nccl_version_mismatch", 4}, {"nccl_bug", 3}, {"mismatched_collectives", 2}},
+        "Ranks disagree about the bootstrap exchange: different NCCL versions or builds, a defect, or different comms");
   b.add("nccl.bootstrap.root_mismatch", L::framework, S::error, R::primary,
         R"re(Bootstrap Root ?: mismatch in info from procs, nranks (?P<nranks_a>\d+) vs (?P<nranks_b>\d+))re",
         "bootstrap root: ranks disagree on nranks ({nranks_a} vs {nranks_b})",
@@ -304,7 +306,10 @@ std::vector<Signature> build() {
         {{"gpu_hung_kernel", 4}, {"gpu_xid_nvlink_fault", 2}}, "Kernel aborted by the driver; look for an Xid");
   b.add("nccl.cuda.failure", L::nccl, S::error, R::primary,
                      R"re(Cuda failure (?:(?P<code>\d+) )?'(?P<error>[^']*)')re", "NCCL CUDA call failed: {error}",
-                     {{"gpu_hung_kernel", 1.5}, {"driver_library_mismatch", 1.5}},
+                     // Neutral here: what the failure means depends on the CUDA error's name (a rejected
+                     // argument is software, a launch failure the GPU); the tree's log cues weigh each
+                     // name (analysis/tree/log_cues.cpp).
+                     {},
                      "A CUDA runtime/driver call inside NCCL failed (ncclUnhandledCudaError)")
       .fallback = true;
   b.add("nccl.syscall_failed", L::system_config, S::error, R::primary,

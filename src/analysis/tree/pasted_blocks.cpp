@@ -1,0 +1,124 @@
+#include "analysis/tree/pasted_blocks.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace ccdiag {
+
+namespace {
+
+bool has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// "   1  12.99 673.20  22.20 " -> row 1 with its values; anything else -> no row.
+std::optional<std::pair<int, std::vector<double>>> matrix_row(std::string_view line) {
+  size_t i = 0;
+  auto skip_space = [&] {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+  };
+  skip_space();
+  const size_t b = i;
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+  if (i == b || i - b > 4 || i >= line.size() || !std::isspace(static_cast<unsigned char>(line[i])))
+    return std::nullopt;
+  const int row = std::atoi(std::string(line.substr(b, i - b)).c_str());
+  std::vector<double> values;
+  while (true) {
+    skip_space();
+    if (i >= line.size()) break;
+    const size_t s = i;
+    while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == '.')) ++i;
+    if (i == s || (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i])))) return std::nullopt;
+    values.push_back(std::atof(std::string(line.substr(s, i - s)).c_str()));
+  }
+  if (values.size() < 2) return std::nullopt;
+  return std::make_pair(row, std::move(values));
+}
+
+}  // namespace
+
+void PastedBlocks::line(const std::string& text, int64_t lineno) {
+  // ---- p2pBandwidthLatencyTest matrices
+  if (has(text, "P2P=Disabled") || has(text, "P2P=Enabled")) {
+    open_matrix_.reset();
+    if (has(text, "Bandwidth")) {
+      Matrix m;
+      m.bidirectional = has(text, "Bidirectional");
+      m.enabled = has(text, "P2P=Enabled");
+      m.lineno = lineno;
+      matrices_.push_back(std::move(m));
+      open_matrix_ = matrices_.size() - 1;
+    }
+    return;
+  }
+  if (open_matrix_) {
+    if (has(text, "D\\D")) return;  // the column header
+    if (auto row = matrix_row(text)) {
+      auto& m = matrices_[*open_matrix_];
+      for (size_t col = 0; col < row->second.size(); ++col)
+        if (static_cast<int>(col) != row->first) m.off_diagonal.push_back(row->second[col]);
+      return;
+    }
+    open_matrix_.reset();
+  }
+
+  // ---- the fabric manager's unit state
+  const bool fm = has(text, "fabricmanager") || has(text, "fabric manager") || has(text, "Fabric Manager");
+  if (fm && has(text, ".service")) fm_unit_line_ = lineno;
+  const bool unit_failed = has(text, "Active: failed") || has(text, "Active: inactive");
+  const bool journal_failed = fm && (has(text, "Failed with result") || has(text, "Failed to start") ||
+                                     has(text, "status=1/FAILURE") || has(text, "Main process exited, code=exited"));
+  if (!fm_failed_ && (journal_failed || (unit_failed && fm_unit_line_ && lineno - *fm_unit_line_ <= 6)))
+    fm_failed_ = Hit{lineno, text.substr(0, 300)};
+}
+
+void PastedBlocks::finish(const std::string& source, const std::string& host, EvidenceSet& set) {
+  auto add = [&](std::string id, Layer layer, std::string summary, int64_t lineno, std::string excerpt,
+                 std::vector<CauseSupport> supports) {
+    Finding f;
+    f.id = std::move(id);
+    f.layer = layer;
+    f.severity = Severity::error;
+    f.role = FindingRole::primary;
+    f.summary = std::move(summary);
+    if (!host.empty()) f.subject.host = host;
+    f.provenance.push_back(Provenance{source, lineno, std::move(excerpt)});
+    f.order = lineno;
+    f.supports = std::move(supports);
+    set.findings.push_back(std::move(f));
+  };
+
+  for (const bool bidirectional : {false, true}) {
+    const Matrix *off = nullptr, *on = nullptr;
+    for (const auto& m : matrices_)
+      if (m.bidirectional == bidirectional && !m.off_diagonal.empty()) (m.enabled ? on : off) = &m;
+    if (!off || !on) continue;
+    const double without = median(off->off_diagonal), with = median(on->off_diagonal);
+    // Enabled P2P is normally several times faster than staging through the
+    // host; at under half of it, the DMA between the GPUs is being redirected
+    // (ACS to the root complex), translated (IOMMU) or broken (driver).
+    if (without <= 0 || with >= 0.5 * without) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.2f GB/s with P2P enabled vs %.2f GB/s through host memory (median between GPUs)",
+                  with, without);
+    add("log.p2p_bandwidth_collapse", Layer::hardware,
+        std::string("peer-to-peer bandwidth collapses when P2P is enabled: ") + buf, on->lineno,
+        std::string(bidirectional ? "Bidirectional" : "Unidirectional") + " P2P=Enabled Bandwidth Matrix: " + buf,
+        {{"iommu_blocks_p2p", 12}, {"pcie_acs_p2p_blocked", 6}, {"gpu_driver_p2p_bug", 3}});
+    break;
+  }
+  if (fm_failed_)
+    add("log.fabric_manager_failed", Layer::system_config,
+        "the NVIDIA fabric manager service failed or is not running (NVSwitch fabric not set up)", fm_failed_->lineno,
+        fm_failed_->text, {{"fabric_manager_not_running", 40}});
+}
+
+}  // namespace ccdiag

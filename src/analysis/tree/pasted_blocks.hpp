@@ -1,0 +1,48 @@
+// Diagnostic command output pasted into a log or an issue, read as blocks
+// rather than lines: what such output shows lies in several lines together
+// (a bandwidth matrix, a `systemctl status` unit and its Active: line).
+//
+//   p2pBandwidthLatencyTest (CUDA samples): the "P2P=Disabled" and
+//     "P2P=Enabled" bandwidth matrices; enabled P2P far slower than the copy
+//     through host memory means peer-to-peer DMA is redirected or translated
+//     (IOMMU, ACS) or broken in the driver -> log.p2p_bandwidth_collapse.
+//   systemctl status nvidia-fabricmanager: the unit line followed by
+//     "Active: failed" / "Active: inactive (dead)", and the journal's
+//     "nvidia-fabricmanager.service: Failed ..." -> log.fabric_manager_failed.
+//
+// Pure and streaming: one line at a time, findings at finish().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/evidence_set.hpp"
+
+namespace ccdiag {
+
+class PastedBlocks {
+ public:
+  void line(const std::string& text, int64_t lineno);
+  // Appends the block findings (subject host when known) to `set`.
+  void finish(const std::string& source, const std::string& host, EvidenceSet& set);
+
+ private:
+  struct Matrix {
+    bool bidirectional = false;
+    bool enabled = false;
+    int64_t lineno = 0;
+    std::vector<double> off_diagonal;  // GB/s between distinct devices
+  };
+  std::vector<Matrix> matrices_;
+  std::optional<size_t> open_matrix_;  // index into matrices_ while its rows are read
+  std::optional<int64_t> fm_unit_line_;
+  struct Hit {
+    int64_t lineno;
+    std::string text;
+  };
+  std::optional<Hit> fm_failed_;
+};
+
+}  // namespace ccdiag
