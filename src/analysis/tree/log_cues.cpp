@@ -170,12 +170,18 @@ const std::vector<TextCue>& text_cues() {
       {"nccl_remote_error", {"remote process exited or there was a network error", "ncclRemoteError"}, {}, {},
        L::transport, "peer", S::warning, R::cascade, "NCCL: a remote peer failed or the network dropped", {}},
       // ---- errno texts
+      // Socket failures between ranks are symptoms; behind them, in real incidents, mostly the host's
+      // network configuration: the interface NCCL/Gloo advertised, a firewall, the host name's address.
+      // Nudges (1.5-3) so that a deeper cause supported elsewhere can take over from the symptom.
       {"errno_conn_refused", {"Connection refused", "ECONNREFUSED"}, {}, {}, L::transport, "TCP", S::error, R::symptom,
-       "a TCP connection was refused", {}},
-      {"errno_timed_out", {"Connection timed out", "ETIMEDOUT"}, {}, {}, L::transport, "TCP", S::error, R::symptom,
-       "a TCP connection timed out", {}},
+       "a TCP connection was refused",
+       {{"wrong_network_interface", 2}, {"hostname_resolves_to_loopback", 1.5}, {"firewall_blocked_ports", 1.5}}},
+      {"errno_timed_out", {"Connection timed out", "ETIMEDOUT"}, {}, {"ibv_", "NET/IB"}, L::transport, "TCP", S::error,
+       R::symptom, "a TCP connection timed out", {{"firewall_blocked_ports", 3}, {"wrong_network_interface", 2}}},
       {"errno_unreachable", {"No route to host", "Network is unreachable", "EHOSTUNREACH", "ENETUNREACH"}, {}, {},
-       L::system_config, "routing", S::error, R::symptom, "no route to the peer", {}},
+       L::system_config, "routing", S::error, R::symptom, "no route to the peer",
+       // firewalld / iptables REJECT answers with icmp-host-prohibited, which connect() reports as EHOSTUNREACH
+       {{"firewall_blocked_ports", 3}, {"wrong_network_interface", 3}}},
       {"errno_nodev", {"No such device", "ENODEV"}, {}, {"nvidia-smi"}, L::transport, "devices", S::error, R::symptom,
        "a device call failed with ENODEV", {}},
       {"errno_nomem", {"Cannot allocate memory", "ENOMEM"}, {}, {}, L::system_config, "memory", S::error, R::symptom,
