@@ -238,14 +238,15 @@ const std::vector<TextCue>& text_cues() {
        R::primary, "a login session of the user ended (systemd-logind): with RemoveIPC=yes its shm goes with it",
        {{"removeipc_deletes_shm", 8}}},
       // ---- a rank visibly busy preparing data (tqdm bars of tokenisation, dataset maps, downloads,
-      // checkpoint loading) in the log of a job that timed out: a straggler, not a deadlock
+      // checkpoint loading) in the log of a job that timed out: a straggler, not a deadlock. At >= 10 it is
+      // a specific mechanism, so the watchdog-without-error guess (a skipped collective) yields to it.
       {"data_preparation_progress",
        {"tokeniz", "Tokeniz", "Map", "map", "dataset", "Dataset", "preprocess", "Preprocess", "Loading", "Download",
         "Filter", "Grouping texts", "Converting format"},
        {"%|"}, {"Processed prompts", "Epoch", "Training", "training", "step", "Step"}, L::framework,
        "data preparation", S::info, R::primary,
        "a rank was busy preparing data (tokenising, mapping a dataset, loading or downloading) while others waited",
-       {{"straggler_or_timeout_too_short", 8}}},
+       {{"straggler_or_timeout_too_short", 12}}},
       // ---- pasted diagnostic blocks
       {"ibstat_port_down", {"State: Down", "state: PORT_DOWN", "state:\t\t\tPORT_DOWN", "1: DOWN",
                             "Physical state: Disabled", "Physical state: Polling", "phys_state: POLLING",
