@@ -169,3 +169,51 @@ TEST_CASE("analyser: a tqdm redraw before an NCCL line leaves the NCCL prefix re
     if (f.id == "nccl.ib.completion_error.retry_exceeded") seen = f.subject.host == "node7" && f.subject.pid == 4242;
   CHECK(seen);
 }
+
+TEST_CASE("log cues: what a CUDA error inside NCCL means decides its layer", "[tree][cues]") {
+  // A rejected argument is software (library / driver combination, NCCL defect), not the GPU.
+  auto cues = line_cues("node1:1:2 [0] enqueue.cc:336 NCCL WARN Cuda failure 'invalid argument'");
+  REQUIRE(has_cue(cues, "cuda_invalid_value", Layer::nccl));
+  CHECK_FALSE(has_cue(cues, "nccl_invalid_usage", Layer::framework));  // not ncclInvalidArgument
+  // In NVLS set-up it is the multicast object the fabric would not create.
+  cues = line_cues("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'");
+  CHECK(has_cue(cues, "nvls_cuda_failure", Layer::system_config));
+  CHECK_FALSE(has_cue(cues, "cuda_invalid_value", Layer::nccl));
+  CHECK(has_cue(line_cues("enqueue.cc:336 NCCL WARN Cuda failure 'invalid resource handle'"), "cuda_invalid_handle",
+                Layer::framework));
+  CHECK(has_cue(line_cues("ncclInternalError: Internal check failed. Last error: Failed to find reverse path from "
+                          "remNode 0/5f000 nlinks 4 to node 0/cb000"),
+                "topology_search_failed", Layer::nccl));
+  CHECK(has_cue(line_cues("NVIDIA GPU driver interface version 550.90.07 don't match with driver version 550.54.15"),
+                "fabric_manager_version", Layer::system_config));
+}
+
+TEST_CASE("verdicts: an NVLS multicast failure names the fabric as the leading candidate", "[tree][verdict]") {
+  const Report r = diagnose_text("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'\n"
+                                 "node23:12098:12141 [2] NCCL INFO transport/nvls.cc:394 -> 1\n"
+                                 "node23:12098:12141 [2] NCCL INFO init.cc:1196 -> 1\n");
+  CHECK(r.verdict.root_cause == "fabric_manager_state");
+  CHECK(r.verdict.basis == "leading_candidate");
+  CHECK(r.verdict.confidence <= 0.3);
+}
+
+TEST_CASE("verdicts: network channels without GDRDMA point at GPUDirect RDMA; with it, nothing", "[tree][verdict]") {
+  const std::string no_gdr = "h:1:2 [5] NCCL INFO Channel 03/0 : 5[5] -> 12[4] [send] via NET/IB/3\n"
+                             "h:1:3 [4] NCCL INFO Channel 03/0 : 13[5] -> 4[4] [receive] via NET/IB/3\n"
+                             "h:1:4 [7] NCCL INFO Channel 00/0 : 7[7] -> 6[6] via P2P/direct pointer/read\n";
+  Report r = diagnose_text(no_gdr);
+  CHECK(r.verdict.root_cause == "gpudirect_rdma_module_missing");
+  CHECK(r.verdict.confidence <= 0.3);
+  bool derived = false;
+  for (const auto& f : r.findings) derived |= f.id == "tree.net_without_gdr";
+  CHECK(derived);
+  r = diagnose_text(no_gdr + "h:1:5 [1] NCCL INFO Channel 01/0 : 1[1] -> 8[0] [send] via NET/IB/0/GDRDMA\n");
+  CHECK(r.verdict.root_cause != "gpudirect_rdma_module_missing");
+  // Set on purpose by the operator: not a missing module.
+  r = diagnose_text("h:1:2 [5] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to LOC\n" + no_gdr);
+  CHECK(r.verdict.root_cause != "gpudirect_rdma_module_missing");
+  // Socket networks never use GDR.
+  r = diagnose_text("h:1:2 [5] NCCL INFO Channel 03/0 : 5[5] -> 12[4] [send] via NET/Socket/0\n"
+                    "h:1:3 [4] NCCL INFO Channel 03/0 : 13[5] -> 4[4] [receive] via NET/Socket/0\n");
+  CHECK(r.verdict.root_cause != "gpudirect_rdma_module_missing");
+}

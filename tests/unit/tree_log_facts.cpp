@@ -134,3 +134,56 @@ TEST_CASE("log facts: garbage, binary and huge lines never crash", "[tree][logfa
   REQUIRE_FALSE(set.of_kind("log.facts_summary").empty());
   CHECK(set.of_kind("log.facts_summary")[0]->data["lines"] == 6);
 }
+
+TEST_CASE("log facts: a pasted p2pBandwidthLatencyTest whose enabled P2P collapses points at the P2P path",
+          "[tree][logfacts]") {
+  const std::string head =
+      "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n"
+      "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n"
+      "   D\\D     0      1      2 \n"
+      "     0 673.20  13.15  13.15 \n"
+      "     1  12.99 673.20  22.20 \n"
+      "     2  13.00  21.98 673.78 \n";
+  const auto collapsed = extract(head +
+                                 "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n"
+                                 "   D\\D     0      1      2 \n"
+                                 "     0 673.49   2.60   1.58 \n"
+                                 "     1   2.12 672.33   1.70 \n"
+                                 "     2   2.12   1.60 673.78 \n");
+  const auto fs = collapsed.findings_with("log.p2p_bandwidth_collapse");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0]->layer == Layer::hardware);
+  CHECK(fs[0]->summary.find("1.91 GB/s with P2P enabled vs 13.15 GB/s") != std::string::npos);
+  REQUIRE_FALSE(fs[0]->supports.empty());
+  CHECK(fs[0]->supports[0].cause == "iommu_blocks_p2p");
+  // Healthy P2P (enabled far faster than through the host) is no finding.
+  const auto healthy = extract(head +
+                               "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n"
+                               "   D\\D     0      1      2 \n"
+                               "     0 673.49  52.60  51.58 \n"
+                               "     1  52.12 672.33  51.70 \n"
+                               "     2  52.12  51.60 673.78 \n");
+  CHECK(healthy.findings_with("log.p2p_bandwidth_collapse").empty());
+  // One matrix alone cannot be compared.
+  CHECK(extract(head).findings_with("log.p2p_bandwidth_collapse").empty());
+}
+
+TEST_CASE("log facts: systemctl status of a failed fabric manager", "[tree][logfacts]") {
+  const auto set = extract(
+      "$ sudo systemctl status nvidia-fabricmanager\n"
+      "* nvidia-fabricmanager.service - NVIDIA fabric manager service\n"
+      "     Loaded: loaded (/lib/systemd/system/nvidia-fabricmanager.service; enabled; vendor preset: enabled)\n"
+      "     Active: failed (Result: exit-code) since Mon 2024-07-01 14:43:57 UTC; 5s ago\n");
+  const auto fs = set.findings_with("log.fabric_manager_failed");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0]->provenance[0].line == 4);
+  CHECK(fs[0]->supports[0].cause == "fabric_manager_not_running");
+  // Another unit that failed is not the fabric manager.
+  const auto other = extract("* sshd.service - OpenBSD Secure Shell server\n"
+                             "     Active: failed (Result: exit-code)\n");
+  CHECK(other.findings_with("log.fabric_manager_failed").empty());
+  // The journal's one-line form.
+  CHECK(extract("systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.\n")
+            .findings_with("log.fabric_manager_failed")
+            .size() == 1);
+}

@@ -147,3 +147,43 @@ TEST_CASE("tree: next steps are filled with the culprit's fields", "[tree]") {
     CHECK(st.action.find('{') == std::string::npos);
   }
 }
+
+TEST_CASE("tree: a weak cause clearly ahead by its own evidence is named as the leading candidate", "[tree]") {
+  EvidenceSet set;
+  set.findings.push_back(finding("x", Layer::nccl, FindingRole::primary, {{"net_plugin_mismatch", 4}}));
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == "net_plugin_mismatch");
+  CHECK(r.verdict.basis == "leading_candidate");
+  CHECK(r.verdict.confidence < kMinConfidence);
+  CHECK(r.verdict.confidence <= 0.3);
+  REQUIRE(r.verdict.layer);
+  CHECK(*r.verdict.layer == Layer::nccl);
+  CHECK(r.verdict.summary.find("Leading candidate") != std::string::npos);
+}
+
+TEST_CASE("tree: no leader when two causes are close or the lead is the prior's, not the evidence's", "[tree]") {
+  {
+    EvidenceSet set;  // same ratio for two causes of equal prior: a tie
+    set.findings.push_back(finding("x", Layer::hardware, FindingRole::primary,
+                                   {{"iommu_blocks_p2p", 5}, {"pcie_acs_p2p_blocked", 5}}));
+    CHECK(decide(set).verdict.root_cause == kInsufficientEvidence);
+  }
+  {
+    EvidenceSet set;  // one weak vote (x2): not enough evidence to lead
+    set.findings.push_back(finding("x", Layer::system_config, FindingRole::primary, {{"wrong_network_interface", 2}}));
+    CHECK(decide(set).verdict.root_cause == kInsufficientEvidence);
+  }
+  {
+    EvidenceSet set;  // a symptom never leads on weak evidence
+    set.findings.push_back(finding("x", Layer::transport, FindingRole::primary, {{"socket_connection_failure", 4}}));
+    CHECK(decide(set).verdict.root_cause == kInsufficientEvidence);
+  }
+}
+
+TEST_CASE("tree: a verdict on strong evidence says so", "[tree]") {
+  EvidenceSet set;
+  set.findings.push_back(finding("x", Layer::hardware, FindingRole::primary, {{"gpu_fell_off_bus", 300}}));
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == "gpu_fell_off_bus");
+  CHECK(r.verdict.basis == "evidence");
+}

@@ -143,6 +143,45 @@ void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   }
 }
 
+// NCCL appends "/GDRDMA" to a network channel's transport when the NIC reads
+// and writes GPU memory directly ("via NET/IB/3/GDRDMA"). A job whose network
+// channels all lack it stages every inter-node byte through host memory: on
+// an RDMA fabric the usual reason is that GPUDirect RDMA is not available on
+// the host (nvidia-peermem not loaded, no DMA-BUF), less often that NCCL
+// judged the GPU-NIC path too far (topology) or was told not to
+// (NCCL_NET_GDR_LEVEL). Socket networks never use GDR and are not counted.
+void net_without_gdr(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  const Evidence* first = nullptr;
+  size_t net_edges = 0;
+  for (const auto* e : set.of_kind("log.channel_edge")) {
+    const auto t = str_field(e->data, "transport").value_or("");
+    if (t.rfind("NET/", 0) != 0 || t.rfind("NET/Socket", 0) == 0) continue;
+    if (t.find("GDRDMA") != std::string::npos) return;  // GDR is in use on some channel
+    ++net_edges;
+    if (!first) first = e;
+  }
+  for (const auto* e : set.of_kind("log.nccl_env"))
+    if (str_field(e->data, "name") == "NCCL_NET_GDR_LEVEL" || str_field(e->data, "name") == "NCCL_NET_GDR_READ")
+      return;  // set on purpose: the operator chose where GDR applies
+  if (net_edges < 2) return;
+  for (const auto& [cause, w] : std::vector<std::pair<const char*, double>>{
+           {"gpudirect_rdma_module_missing", 6}, {"pcie_topology_misdetected", 1.5}}) {
+    Hypothesis h;
+    h.cause = cause;
+    h.culprit.host = first->subject.host;
+    h.weight = w;
+    h.evidence_key = "net_without_gdr";
+    h.finding_ids = {"tree.net_without_gdr"};
+    h.why = std::to_string(net_edges) + " network channel(s) without /GDRDMA (e.g. via " +
+            str_field(first->data, "transport").value_or("") +
+            "): NCCL stages inter-node traffic through host memory, GPUDirect RDMA is not in use";
+    h.derived = derived_finding("tree.net_without_gdr", Layer::system_config, Severity::warning, h.why, h.culprit,
+                                {first});
+    h.order = first->provenance.line;
+    out.push_back(std::move(h));
+  }
+}
+
 // P2P/IPC or SHM is only possible inside one host. An intra-node edge between
 // ranks on different hosts means NCCL believed they share a host: a host
 // identity collision (hostnames with the same short prefix, cloned boot_id)

@@ -17,6 +17,7 @@ void dev_shm_size(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void watchdog_without_error(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out);
+void net_without_gdr(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void p2p_silent_hang(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void selected_hca(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void rdma_state(const EvidenceSet& set, std::vector<Hypothesis>& out);
