@@ -217,3 +217,28 @@ TEST_CASE("verdicts: network channels without GDRDMA point at GPUDirect RDMA; wi
                     "h:1:3 [4] NCCL INFO Channel 03/0 : 13[5] -> 4[4] [receive] via NET/Socket/0\n");
   CHECK(r.verdict.root_cause != "gpudirect_rdma_module_missing");
 }
+
+TEST_CASE("log cues: a loopback peer is the interface for NCCL, the host name for Gloo / c10d", "[tree][cues]") {
+  const auto nccl = line_cues("socketStartConnect: Connect to 127.0.0.1<45069> failed : Software caused connection abort");
+  CHECK(has_cue(nccl, "loopback_peer_nccl", Layer::system_config));
+  CHECK_FALSE(has_cue(nccl, "loopback_peer", Layer::system_config));
+  const auto gloo = line_cues("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect "
+                              "[127.0.1.1]:12345: Connection refused");
+  CHECK(has_cue(gloo, "loopback_peer", Layer::system_config));
+  CHECK_FALSE(has_cue(gloo, "loopback_peer_nccl", Layer::system_config));
+}
+
+TEST_CASE("log cues: P2P unsupported is the driver's answer; an illegal multicast state is the fabric", "[tree][cues]") {
+  for (const auto& c : line_cues("Failed: Cuda error custom_all_reduce.cuh:307 'peer access is not supported between "
+                                 "these two devices'"))
+    if (c.id == "cuda_peer_unsupported") {
+      REQUIRE_FALSE(c.supports.empty());
+      CHECK(c.supports[0].cause == "gpu_driver_p2p_bug");
+    }
+  CHECK(has_cue(line_cues("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the "
+                          "operation cannot be performed in the present state'."),
+                "cuda_illegal_state", Layer::system_config));
+  // The same CUDA error outside multicast set-up is no fabric evidence.
+  CHECK_FALSE(has_cue(line_cues("CUDA error: the operation cannot be performed in the present state"),
+                      "cuda_illegal_state", Layer::system_config));
+}

@@ -81,6 +81,7 @@ struct TextCue {
   FindingRole role;
   const char* summary;
   std::vector<CauseSupport> supports;
+  std::vector<const char*> any2 = {};  // and one of these must occur (when non-empty)
 };
 
 // Mechanism-level messages and their layer. Weights are likelihood ratios
@@ -109,7 +110,7 @@ const std::vector<TextCue>& text_cues() {
       {"cuda_peer_unsupported",
        {"peer access is not supported", "cudaErrorPeerAccessUnsupported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"}, {}, {},
        L::hardware, "GPU peer-to-peer", S::error, R::primary, "CUDA reports peer access unsupported between two GPUs",
-       {{"gpu_driver_p2p_bug", 3}, {"pcie_acs_p2p_blocked", 2}, {"iommu_blocks_p2p", 2}}},
+       {{"gpu_driver_p2p_bug", 8}, {"pcie_acs_p2p_blocked", 1.5}, {"iommu_blocks_p2p", 1.5}}},
       {"cuda_no_device", {"no CUDA-capable device is detected", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE"}, {}, {},
        L::system_config, "GPU visibility", S::error, R::primary, "the process sees no GPU", {}},
       {"cuda_invalid_device", {"invalid device ordinal", "cudaErrorInvalidDevice"}, {}, {}, L::framework,
@@ -140,6 +141,13 @@ const std::vector<TextCue>& text_cues() {
        "NVLink SHARP multicast set-up failed in a CUDA call: the NVSwitch fabric (fabric manager state) or the "
        "NVLS path",
        {{"fabric_manager_state", 14}, {"nvls_path_failure", 5}}},
+      {"cuda_illegal_state", {"cannot be performed in the present state", "cudaErrorIllegalState",
+                              "CUDA_ERROR_ILLEGAL_STATE"},
+       {}, {}, L::system_config, "NVSwitch fabric", S::error, R::primary,
+       "a multicast (NVLS) call found the NVSwitch fabric not in a usable state (fabric manager not running or not "
+       "initialised)",
+       {{"fabric_manager_not_running", 10}, {"fabric_manager_state", 4}},
+       {"NVLS", "nvls", "NVLink SHARP", "Multicast", "multicast"}},
       {"cuda_invalid_handle", {"'invalid resource handle'", "cudaErrorInvalidResourceHandle",
                                "CUDA error: invalid resource handle"},
        {}, {}, L::framework, "CUDA device context", S::error, R::primary,
@@ -195,9 +203,16 @@ const std::vector<TextCue>& text_cues() {
       {"hostname_loopback", {"loopback"}, {"resolve"}, {}, L::system_config, "name resolution", S::error, R::primary,
        "the host name resolved to no routable address; a loopback address was used instead",
        {{"hostname_resolves_to_loopback", 30}}},
+      // A connection to a loopback peer. NCCL advertises the address of the interface it picked (so lo was
+      // picked: the interface filter); Gloo and the c10d store advertise what the host name resolves to.
+      {"loopback_peer_nccl", {"remote=[127.", "to 127.0.", "127.0.1.1"},
+       {}, {"Bootstrap : Using", "Gloo", "gloo", "TCPStore", "c10d"}, L::system_config, "interface selection",
+       S::error, R::primary, "an NCCL connection went to a loopback address: the interface NCCL advertised is lo",
+       {{"wrong_network_interface", 8}, {"hostname_resolves_to_loopback", 3}}},
       {"loopback_peer", {"remote=[127.", "to 127.0.", "127.0.1.1"}, {}, {"Bootstrap : Using"}, L::system_config,
-       "name resolution", S::error, R::primary, "a connection to a peer went to a loopback address",
-       {{"hostname_resolves_to_loopback", 8}}},
+       "name resolution", S::error, R::primary,
+       "a Gloo / c10d connection went to a loopback address: the host name resolves to loopback",
+       {{"hostname_resolves_to_loopback", 8}}, {"Gloo", "gloo", "TCPStore", "c10d"}},
       {"errno_too_many_files", {"Too many open files", "EMFILE"}, {}, {}, L::system_config, "limits", S::error,
        R::primary, "the open-file limit is exhausted", {}},
       {"errno_addr_in_use", {"Address already in use", "EADDRINUSE"}, {}, {}, L::framework, "ports", S::error,
@@ -276,6 +291,8 @@ bool matches(const TextCue& c, std::string_view line) {
     if (!has(line, a)) return false;
   for (const char* n : c.none)
     if (has(line, n)) return false;
+  if (!c.any2.empty() && std::none_of(c.any2.begin(), c.any2.end(), [&](const char* a) { return has(line, a); }))
+    return false;
   return true;
 }
 

@@ -500,7 +500,11 @@ std::vector<Signature> build() {
         {{"driver_library_mismatch", 50}}, "User-space driver libraries differ from the loaded kernel module");
   b.add("cuda.error.peer_access_unsupported", L::hardware, S::error, R::primary,
         R"re(peer access is not supported between these two devices)re", "CUDA: peer access not supported",
-        {{"pcie_acs_p2p_blocked", 3}, {"iommu_blocks_p2p", 3}}, "P2P not possible between the pair");
+        // The driver's own answer for the pair (cudaDeviceCanAccessPeer is 0): GPUs or a platform the driver
+        // does not do P2P on (consumer cards, some root complexes). ACS and the IOMMU rarely say so: they let
+        // P2P start and then hang or corrupt it.
+        {{"gpu_driver_p2p_bug", 8}, {"pcie_acs_p2p_blocked", 1.5}, {"iommu_blocks_p2p", 1.5}},
+        "P2P not possible between the pair");
 
   // ------------------------------------------------------------ PyTorch ProcessGroupNCCL / c10d
   b.add("pytorch.watchdog.timeout", L::framework, S::error, R::symptom,
