@@ -34,6 +34,10 @@ struct SourceArea {
   Layer layer;
   const char* id;
   const char* subsystem;
+  // Nudges (<= 3) for the causes behind a failure in this subsystem where one
+  // kind of cause dominates: a bootstrap or socket failure is mostly the
+  // host's network set-up, a shared-memory one the size of /dev/shm.
+  std::vector<CauseSupport> supports = {};
 };
 
 const SourceArea kSources[] = {
@@ -41,14 +45,17 @@ const SourceArea kSources[] = {
     {"misc/ibvwrap", L::transport, "ibverbs", "verbs library calls"},
     {"misc/ibvsymbols", L::transport, "ibverbs", "verbs library calls"},
     {"transport/net_socket", L::transport, "net_socket", "socket network transport"},
-    {"misc/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)"},
-    {"include/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)"},
-    {"bootstrap", L::transport, "bootstrap", "bootstrap (rendezvous of ranks over TCP)"},
+    {"misc/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)",
+     {{"wrong_network_interface", 2}, {"firewall_blocked_ports", 1.5}}},
+    {"include/socket", L::transport, "socket", "TCP sockets (bootstrap, proxy, socket transport)",
+     {{"wrong_network_interface", 2}, {"firewall_blocked_ports", 1.5}}},
+    {"bootstrap", L::transport, "bootstrap", "bootstrap (rendezvous of ranks over TCP)",
+     {{"wrong_network_interface", 2.5}, {"firewall_blocked_ports", 1.5}}},
     {"transport/coll_net", L::transport, "collnet", "CollNet / SHARP network offload"},
     {"transport/net", L::transport, "net", "network transport (proxy side)"},
     {"transport/p2p", L::hardware, "p2p", "GPU peer-to-peer / CUDA IPC transport"},
-    {"transport/shm", L::system_config, "shm", "shared-memory transport"},
-    {"misc/shmutils", L::system_config, "shm", "shared-memory segments (/dev/shm)"},
+    {"transport/shm", L::system_config, "shm", "shared-memory transport", {{"container_shm_too_small", 3}}},
+    {"misc/shmutils", L::system_config, "shm", "shared-memory segments (/dev/shm)", {{"container_shm_too_small", 3}}},
     {"misc/ipcsocket", L::system_config, "ipc_socket", "CUDA IPC handle exchange over UNIX sockets"},
     {"transport/nvls", L::nccl, "nvls", "NVLink SHARP (NVLS)"},
     {"misc/cudawrap", L::system_config, "cuda_driver", "CUDA driver API"},
@@ -352,7 +359,7 @@ std::vector<LogCue> line_cues(std::string_view line) {
                            R::symptom,
                            std::string("NCCL ") + (warn ? "warning" : "error") + " from " + *src + " (" +
                                a->subsystem + ")",
-                           {}});
+                           a->supports});
     }
   }
   // `df -h /dev/shm` (or `df -h` with a /dev/shm row): a size under 1 GiB is the container default
