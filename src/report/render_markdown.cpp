@@ -22,7 +22,8 @@ void render_markdown(const Report& r, std::ostream& out) {
   const auto& v = r.verdict;
   out << "### ccdiag: `" << v.root_cause << "`";
   if (v.layer) out << " (" << to_string(*v.layer) << ")";
-  out << fmt::format(" — confidence {:.2f}\n\n", v.confidence);
+  out << fmt::format(" — confidence {:.2f}{}\n\n", v.confidence,
+                     v.basis == "leading_candidate" ? " (leading candidate, weak evidence)" : "");
   if (!v.culprit.empty()) out << "**Culprit:** " << v.culprit.describe() << "\n\n";
   out << v.summary << "\n\n";
   if (!r.next_steps.empty()) {

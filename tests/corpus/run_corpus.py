@@ -81,6 +81,7 @@ def diagnose(binary: str, path: str) -> dict:
         layer = "framework"
     return {"root_cause": v.get("root_cause"), "layer": layer, "confidence": float(v.get("confidence") or 0.0),
             "exit": p.returncode, "findings": [f.get("id") for f in r.get("findings", [])],
+            "basis": v.get("basis"),
             "leader": (r.get("alternatives") or [{}])[0].get("root_cause"),
             "leader_score": (r.get("alternatives") or [{}])[0].get("score")}
 
@@ -141,6 +142,10 @@ def report(name: str, results: list[dict]) -> dict:
     sure = [r for r in results if r.get("confidence", 0.0) >= 0.7]
     print(f"  verdicts >= 0.7: {len(sure)}, right {pct(len(sure) - len(wrong07), len(sure))}; "
           f"wrong >= 0.7: {len(wrong07)}; wrong >= 0.9: {len(wrong09)}")
+    for basis in ("evidence", "leading_candidate"):
+        rs = [r for r in results if r.get("basis") == basis]
+        print(f"  basis {basis:18s} category {pct(sum(r['cat_ok'] for r in rs), len(rs))}, "
+              f"layer {pct(sum(r['layer_ok'] for r in rs), len(rs))}")
     healthy = [r for r in results if r.get("root_cause") == "no_problem_found"]
     print(f"  no_problem_found verdicts: {len(healthy)}")
     errors = [r for r in results if "error" in r]

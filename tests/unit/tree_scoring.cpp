@@ -187,3 +187,13 @@ TEST_CASE("tree: a verdict on strong evidence says so", "[tree]") {
   CHECK(r.verdict.root_cause == "gpu_fell_off_bus");
   CHECK(r.verdict.basis == "evidence");
 }
+
+TEST_CASE("tree: a configuration lead without any failure is no leading candidate", "[tree]") {
+  EvidenceSet set;
+  set.evidence.push_back(ev("host.dev_shm", "n1", {{"size_bytes", 64LL << 20}}));
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == kInsufficientEvidence);
+  CHECK(r.verdict.basis.empty());
+  REQUIRE_FALSE(r.alternatives.empty());
+  CHECK(r.alternatives[0].root_cause == "container_shm_too_small");
+}

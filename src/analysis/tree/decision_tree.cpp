@@ -200,6 +200,11 @@ constexpr double kNoCauseCap = 0.3;
 constexpr double kLeadMargin = 2.0;
 // ... and how strongly its own evidence must favour it (product of ratios).
 constexpr double kLeadMinRatio = 3.0;
+// A leader is reported at no less than this: its posterior (a lone vote
+// against "every cause nobody voted for") understates it. On the held-out
+// real incidents such leaders were right about two times in three (tuning:
+// four in five, docs/decision-tree.md), so 0.15-0.3 stays conservative.
+constexpr double kLeadFloor = 0.15;
 
 // The layer the failure evidence points at when no cause is singled out: the
 // posterior mass of the candidate causes summed per layer (a finding that
@@ -467,12 +472,16 @@ Report decide(const EvidenceSet& input) {
   const bool strong = best && best->confidence >= kMinConfidence;
   // A weak but clear leader: failure evidence votes for one cause well ahead
   // of every other (kLeadMargin in odds), though not enough to promise it.
-  // It is named at low confidence (<= kNoCauseCap) with the probe that would
-  // confirm it: on the real-incident corpus such leaders were right about half
-  // the time, where insufficient_evidence is never right. A symptom (what was
+  // It is named at low confidence (kLeadFloor..kNoCauseCap) with the probe
+  // that would confirm it, when the inputs report a failure at all: on the
+  // real-incident corpus such leaders were right two times in three (held-out
+  // part), where insufficient_evidence is never right. A symptom (what was
   // seen, not why) or a picture of cascades only is never a leader.
   const bool leading = [&] {
     if (strong || !best || symptom_cause(best->cause) || cascades_only) return false;
+    // Something must have failed: a configuration lead on a job that reports
+    // no failure (a 64 MiB /dev/shm and nothing else) is a lead, not a cause.
+    if (!any_problem && marker_count == 0) return false;
     // Ahead by evidence, not by prior: the votes themselves must favour it.
     const double prior = find_cause(best->cause)->prior;
     if (best->odds / (prior / (1.0 - prior)) < kLeadMinRatio) return false;
@@ -487,7 +496,7 @@ Report decide(const EvidenceSet& input) {
     v.layer = info->layer;
     v.basis = strong ? "evidence" : "leading_candidate";
     v.confidence = round3(symptom_cause(best->cause) ? std::min(kSymptomCap, best->confidence)
-                          : leading                  ? std::min(kNoCauseCap, best->confidence)
+                          : leading                  ? std::clamp(best->confidence, kLeadFloor, kNoCauseCap)
                                                      : best->confidence);
     v.culprit = best->culprit;
     const std::string why = first_why(*best);
