@@ -64,7 +64,10 @@ const SourceArea kSources[] = {
     {"misc/argcheck", L::framework, "argcheck", "argument checks of the NCCL API call"},
     {"plugin/", L::nccl, "net_plugin", "plugin loader"},
     {"net.cc", L::nccl, "net_plugin", "network plugin loader"},
-    {"graph/", L::nccl, "graph", "topology detection / graph search"},
+    // A failure inside topology detection is NCCL rejecting its own picture of the machine: a release
+    // that mishandles this topology, or a topology/graph file injected for another machine.
+    {"graph/", L::nccl, "graph", "topology detection / graph search",
+     {{"nccl_bug", 3}, {"nccl_config_error", 2}, {"pcie_topology_misdetected", 1.2}}},
     {"proxy", L::nccl, "proxy", "proxy thread"},
     {"enqueue", L::nccl, "enqueue", "collective enqueue"},
     {"init", L::nccl, "init", "communicator initialisation"},
