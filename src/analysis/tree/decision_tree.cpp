@@ -477,19 +477,30 @@ Report decide(const EvidenceSet& input) {
   // real-incident corpus such leaders were right two times in three (held-out
   // part), where insufficient_evidence is never right. A symptom (what was
   // seen, not why) or a picture of cascades only is never a leader.
-  const bool leading = [&] {
-    if (strong || !best || symptom_cause(best->cause) || cascades_only) return false;
+  // A weak symptom (what was seen) does not hide the causes behind it: the
+  // leader is looked for among the causes, the symptoms set aside.
+  const CauseScore* leader = [&]() -> const CauseScore* {
+    if (strong || !best || cascades_only) return nullptr;
     // Something must have failed: a configuration lead on a job that reports
     // no failure (a 64 MiB /dev/shm and nothing else) is a lead, not a cause.
-    if (!any_problem && marker_count == 0) return false;
-    // Ahead by evidence, not by prior: the votes themselves must favour it.
-    const double prior = find_cause(best->cause)->prior;
-    if (best->odds / (prior / (1.0 - prior)) < kLeadMinRatio) return false;
+    if (!any_problem && marker_count == 0) return nullptr;
+    const CauseScore* top = nullptr;
     double second = 0;
-    for (const auto& s : scores)
-      if (s.cause != best->cause) second = std::max(second, s.odds);
-    return best->odds >= kLeadMargin * second;
+    for (const auto& s : scores) {
+      if (symptom_cause(s.cause)) continue;
+      if (!top) top = &s;
+      else second = std::max(second, s.odds);
+    }
+    if (!top) return nullptr;
+    // Ahead by evidence, not by prior: the votes themselves must favour it.
+    const double prior = find_cause(top->cause)->prior;
+    if (top->odds / (prior / (1.0 - prior)) < kLeadMinRatio) return nullptr;
+    return top->odds >= kLeadMargin * second ? top : nullptr;
   }();
+  const bool leading = leader != nullptr;
+  if (leading && symptom_cause(best->cause))
+    depth_note = "explains " + best->cause + ", the symptom seen (weakly supported)";
+  if (leading) best = leader;
   if (strong || leading) {
     const CauseInfo* info = find_cause(best->cause);
     v.root_cause = best->cause;

@@ -248,6 +248,13 @@ const std::vector<TextCue>& text_cues() {
        "the aws-ofi-nccl network plugin (libfabric) reported a failure", {{"net_plugin_mismatch", 3}}},
       {"libfabric_error", {"fi_getinfo", "fi_domain", "fi_endpoint", "fi_av_", "fi_mr_reg", "libfabric:"}, {},
        {"NCCL INFO"}, L::nccl, "libfabric", S::error, R::symptom, "a libfabric call failed", {}},
+      // ---- NVSHMEM (DeepEP, internode MoE kernels): its IB / IBGDA transports need GPU memory registered with
+      // the HCA; a transport map that cannot be built is most often GPUDirect RDMA missing on that node
+      {"nvshmem_transport_map", {"building transport map failed", "transport map failed", "nvshmemt_init failed",
+                                 "Unable to initialize any transports"},
+       {}, {}, L::system_config, "NVSHMEM transports", S::error, R::primary,
+       "NVSHMEM could not build its transports (IB/IBGDA need GPUDirect RDMA: nvidia-peermem or DMA-BUF)",
+       {{"gpudirect_rdma_module_missing", 15}, {"unusable_hca_selected", 2}}},
       // ---- SIGBUS: a store to a mapped file beyond its backing, which for a process running NCCL is a
       // /dev/shm segment the tmpfs could not back (shm is sized lazily; a full tmpfs raises SIGBUS)
       {"sigbus", {"Bus error", "SIGBUS", "signal 7 ("}, {}, {}, L::system_config, "shared memory (/dev/shm)",
