@@ -197,3 +197,15 @@ TEST_CASE("tree: a configuration lead without any failure is no leading candidat
   REQUIRE_FALSE(r.alternatives.empty());
   CHECK(r.alternatives[0].root_cause == "container_shm_too_small");
 }
+
+TEST_CASE("tree: behind a weak symptom the clear cause leads; the chain says what it explains", "[tree]") {
+  EvidenceSet set;
+  set.findings.push_back(finding("s", Layer::transport, FindingRole::primary, {{"bootstrap_unreachable", 12}}));
+  set.findings.push_back(finding("c", Layer::system_config, FindingRole::primary, {{"gpudirect_rdma_module_missing", 6}}));
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == "gpudirect_rdma_module_missing");
+  CHECK(r.verdict.basis == "leading_candidate");
+  bool noted = false;
+  for (const auto& c : r.chain) noted |= c.note.find("explains bootstrap_unreachable") != std::string::npos;
+  CHECK(noted);
+}
