@@ -242,3 +242,10 @@ TEST_CASE("log cues: P2P unsupported is the driver's answer; an illegal multicas
   CHECK_FALSE(has_cue(line_cues("CUDA error: the operation cannot be performed in the present state"),
                       "cuda_illegal_state", Layer::system_config));
 }
+
+TEST_CASE("log cues: pasted ibdev2netdev and nvidia-smi nvlink -s states", "[tree][cues]") {
+  CHECK(has_cue(line_cues("mlx5_2 port 1 ==> ib2 (Down)"), "ibdev2netdev_down", Layer::transport));
+  CHECK_FALSE(has_cue(line_cues("mlx5_0 port 1 ==> ib0 (Up)"), "ibdev2netdev_down", Layer::transport));
+  CHECK(has_cue(line_cues("\t Link 3: <inactive>"), "nvlink_inactive", Layer::hardware));
+  CHECK_FALSE(has_cue(line_cues("\t Link 3: 26.562 GB/s"), "nvlink_inactive", Layer::hardware));
+}

@@ -285,6 +285,14 @@ const std::vector<TextCue>& text_cues() {
                             "phys_state:\t\tDISABLED", "phys state:\t 2: Polling", "phys state:\t 3: Disabled"},
        {}, {}, L::transport, "HCA port state (ibstat / ibv_devinfo)", S::warning, R::primary,
        "a pasted port state shows an HCA port down", {{"unusable_hca_selected", 4}, {"nic_link_flapping", 1.5}}},
+      // ibdev2netdev: "mlx5_0 port 1 ==> ib0 (Down)"
+      {"ibdev2netdev_down", {"(Down)"}, {"==>", "port"}, {}, L::transport, "HCA port state (ibdev2netdev)",
+       S::warning, R::primary, "a pasted ibdev2netdev shows an HCA port down",
+       {{"unusable_hca_selected", 4}, {"nic_link_flapping", 1.5}}},
+      // nvidia-smi nvlink -s: "Link 3: <inactive>"
+      {"nvlink_inactive", {"<inactive>"}, {"Link "}, {}, L::hardware, "NVLink state (nvidia-smi nvlink -s)",
+       S::warning, R::primary, "a pasted nvidia-smi nvlink status shows an inactive NVLink",
+       {{"nvlink_down_or_degraded", 10}, {"gpu_xid_nvlink_fault", 2}}},
       {"ulimit_memlock", {"max locked memory"}, {}, {"unlimited"}, L::system_config, "limits (ulimit -a)",
        S::warning, R::primary, "the locked-memory limit is finite", {{"memlock_limit_too_low", 15}}},
       {"iommu_fault", {"DMAR: DRHD: handling fault", "DMAR: [DMA", "IO_PAGE_FAULT", "AMD-Vi: Event logged",
