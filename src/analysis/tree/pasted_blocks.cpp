@@ -10,6 +10,9 @@ namespace ccdiag {
 
 namespace {
 
+constexpr size_t kMaxMatrices = 16;
+constexpr size_t kMaxValues = 64 * 64;
+
 bool has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
 
 double median(std::vector<double> v) {
@@ -49,7 +52,8 @@ void PastedBlocks::line(const std::string& text, int64_t lineno) {
   // ---- p2pBandwidthLatencyTest matrices
   if (has(text, "P2P=Disabled") || has(text, "P2P=Enabled")) {
     open_matrix_.reset();
-    if (has(text, "Bandwidth")) {
+    // Bounded whatever the input: a real paste holds a few matrices of up to 64 GPUs.
+    if (has(text, "Bandwidth") && matrices_.size() < kMaxMatrices) {
       Matrix m;
       m.bidirectional = has(text, "Bidirectional");
       m.enabled = has(text, "P2P=Enabled");
@@ -63,7 +67,7 @@ void PastedBlocks::line(const std::string& text, int64_t lineno) {
     if (has(text, "D\\D")) return;  // the column header
     if (auto row = matrix_row(text)) {
       auto& m = matrices_[*open_matrix_];
-      for (size_t col = 0; col < row->second.size(); ++col)
+      for (size_t col = 0; col < row->second.size() && m.off_diagonal.size() < kMaxValues; ++col)
         if (static_cast<int>(col) != row->first) m.off_diagonal.push_back(row->second[col]);
       return;
     }
