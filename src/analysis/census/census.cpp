@@ -254,7 +254,8 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
               "on each other — one of them issued its collective on the wrong group or skipped one{}",
               member_name(m), wait_text(*m.wait), member_name(*partner), wait_text(*partner->wait),
               waiting->members.size() - 1, member_name(m), differs);
-          f.supports = {{"wrong_process_group", 20.0}, {"rank_skips_collective", 2.0}};
+          // Seen directly (both ranks' frames name their groups and members).
+          f.supports = {{"wrong_process_group", 50.0}, {"rank_skips_collective", 3.0}};
         } else {
           f.id = "stacks.rank_in_different_collective";
           f.summary = fmt::format("{} is {}{} while {} rank(s) are {}{}{}", member_name(m), g.activity,

@@ -615,10 +615,16 @@ class Analyzer {
     const Group& g = groups_[static_cast<size_t>(gi)];
     std::vector<int> straight, detoured;
     for (const auto& [m, a] : missing) {
-      if (a != Absent::not_yet_arrived) return false;
+      // Blocked in another group's collective; with a CPU backend also one
+      // whose last collective (another group's) "completed": gloo marks a
+      // collective that timed out completed too.
       const int d = g.dump_of[m];
       const Blocked& b = info_[static_cast<size_t>(d)].blocked;
-      if (b.entry == kNoIndex || b.group == gi) return false;
+      if (a == Absent::not_yet_arrived) {
+        if (b.entry == kNoIndex || b.group == gi) return false;
+      } else if (!(a == Absent::never_called && cpu_backend_)) {
+        return false;
+      }
       auto gap = other_group_gap(g, gi, m, nullptr);
       if (!gap || *gap == 0) return false;
       detoured.push_back(g.members[m]);
@@ -641,10 +647,17 @@ class Analyzer {
     for (const auto& [m, a] : missing) {
       const int d = g.dump_of[m];
       const Blocked& b = info_[static_cast<size_t>(d)].blocked;
-      const Group& bg = groups_[static_cast<size_t>(b.group)];
-      waiting.push_back({{"rank", g.members[m]}, {"process_group", bg.name}, {"pg_desc", bg.desc}, {"seq", b.seq},
-                         {"op", name_of(d, entry(d, b.entry))}});
-      if (waits.empty()) waits = fmt::format("rank {} waits in {}", g.members[m], describe_blocked(d));
+      // Where it waits: its blocked op, else its last entry (another group's).
+      const uint32_t at = b.entry != kNoIndex ? b.entry : static_cast<uint32_t>(dumps_[static_cast<size_t>(d)].entries.size() - 1);
+      const FrEntry& e = entry(d, at);
+      const int bgi = e.pg < info_[static_cast<size_t>(d)].group_of_pg.size() ? info_[static_cast<size_t>(d)].group_of_pg[e.pg] : -1;
+      if (bgi < 0) continue;
+      const Group& bg = groups_[static_cast<size_t>(bgi)];
+      const int64_t bseq = e.is_p2p ? e.p2p_seq : e.collective_seq;
+      waiting.push_back({{"rank", g.members[m]}, {"process_group", bg.name}, {"pg_desc", bg.desc}, {"seq", bseq},
+                         {"op", name_of(d, e)}});
+      if (waits.empty())
+        waits = fmt::format("rank {} waits in {} in {} seq {}", g.members[m], name_of(d, e), group_label(bg), bseq);
     }
     f.details["waiting_elsewhere"] = waiting;
     f.details["went_straight"] = straight;
