@@ -297,6 +297,27 @@ class RealGlooDumps(unittest.TestCase):
         self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
         self.assert_no_device_talk(doc)
 
+    def test_subgroup_deadlock_after_gloo_marked_the_timeout_completed(self):
+        # The same job when rank 3 dumped after its sub-group all_reduce
+        # timed out: gloo then counts it completed (last_completed 1), so
+        # rank 3 is no longer "blocked" there; the history still names rank 2.
+        import pickle, shutil, tempfile
+        tmp = tempfile.mkdtemp()
+        try:
+            for r in range(4):
+                with open(os.path.join(TORCH, "subgroup", "fr", f"rank{r}"), "rb") as f:
+                    d = pickle.load(f)
+                if r == 3:
+                    d["pg_status"]["1"]["last_completed_collective"] = 1
+                with open(os.path.join(tmp, f"rank{r}"), "wb") as f:
+                    pickle.dump(d, f, protocol=2)
+            doc, _ = run_json(["fr", tmp], expect_rc=1, schema="fr.schema.json")
+        finally:
+            shutil.rmtree(tmp)
+        r = roots(doc)
+        self.assertEqual([(f["kind"], f["ranks"]) for f in r], [("group_order_mismatch", [2])], json.dumps(r)[:2000])
+        self.assertEqual(doc["verdict"]["root_cause"], "wrong_process_group")
+
     def test_mesh_root_is_the_dimension_the_rank_missed_first(self):
         # 2x2 DeviceMesh ("dp","tp"): rank 2 skipped its tp all_reduce (seq 3
         # of tp group 4) and slept; it is missing from its dp all_reduce (seq
