@@ -245,3 +245,28 @@ TEST_CASE("census: two ranks each waiting on a group of the other are a cross-gr
   CHECK(f->supports[0].cause == "wrong_process_group");
   CHECK_THAT(f->summary, Catch::Contains("rank 3 on node7 waits in all_reduce on process group 2 (ranks 2,3) for rank 2"));
 }
+
+TEST_CASE("census entries take the collective sequence number from a flight-recorder finding on the same rank",
+          "[census]") {
+  EvidenceSet set;
+  std::vector<ProcessStacks> ps = {waiting_on(0, in_allreduce(), "0", "default_pg", {0, 1, 2}),
+                                   waiting_on(1, in_allreduce(), "0", "default_pg", {0, 1, 2}),
+                                   rank_in(2, in_dataloader())};
+  for (auto& f : run_census(ps).findings) set.findings.push_back(std::move(f));
+  Finding fr;
+  fr.id = "fr.missing_ranks";
+  fr.role = FindingRole::primary;
+  fr.subject.rank = 2;
+  fr.subject.process_group = "0";
+  fr.subject.seq = 1203;
+  fr.fields = {{"kind", "missing_ranks"}, {"ranks", {2}}, {"pg_desc", "default_pg"}};
+  set.findings.push_back(fr);
+  attach_fr_sequence(set);
+  const Finding* odd = nullptr;
+  for (const auto& f : set.findings)
+    if (f.id == "stacks.rank_outside_collective") odd = &f;
+  REQUIRE(odd);
+  CHECK(odd->fields["seq"] == 1203);
+  CHECK(odd->fields["seq_process_group"] == "0");
+  CHECK_THAT(odd->summary, Catch::Contains("flight recorder: process group 0 (world, default_pg) seq 1203 (missing_ranks)"));
+}

@@ -309,4 +309,46 @@ void append_census_findings(EvidenceSet& set) {
   for (auto& f : run_census(procs).findings) set.findings.push_back(std::move(f));
 }
 
+void attach_fr_sequence(EvidenceSet& set) {
+  struct Fr {
+    int rank;
+    const Finding* f;
+  };
+  std::vector<Fr> fr;
+  for (const auto& f : set.findings) {
+    if (f.id.rfind("fr.", 0) != 0 || f.role == FindingRole::cascade || f.role == FindingRole::context || !f.subject.seq)
+      continue;
+    if (f.fields.contains("ranks") && f.fields["ranks"].is_array()) {
+      for (const auto& r : f.fields["ranks"])
+        if (r.is_number_integer()) fr.push_back({r.get<int>(), &f});
+    } else if (f.subject.rank) {
+      fr.push_back({*f.subject.rank, &f});
+    }
+  }
+  if (fr.empty()) return;
+  std::vector<std::string> notes;
+  for (auto& c : set.findings) {
+    if (c.id != "stacks.rank_outside_collective" && c.id != "stacks.rank_in_different_collective" &&
+        c.id != "stacks.groups_wait_on_each_other")
+      continue;
+    std::vector<int> ranks;
+    if (c.subject.rank) ranks.push_back(*c.subject.rank);
+    if (c.fields.contains("ranks") && c.fields["ranks"].is_array())
+      for (const auto& r : c.fields["ranks"])
+        if (r.is_number_integer()) ranks.push_back(r.get<int>());
+    const Finding* hit = nullptr;
+    for (int r : ranks)
+      for (const auto& x : fr)
+        if (x.rank == r && (!hit || x.f->order < hit->order)) hit = x.f;
+    if (!hit) continue;
+    const std::string pg = hit->subject.process_group.value_or("");
+    const std::string desc = hit->fields.value("pg_desc", std::string());
+    c.fields["seq"] = *hit->subject.seq;
+    c.fields["seq_process_group"] = pg;
+    c.fields["seq_from"] = hit->id;
+    c.summary += fmt::format("; flight recorder: {} seq {} ({})", group_label(pg, desc), *hit->subject.seq,
+                             hit->fields.value("kind", hit->id));
+  }
+}
+
 }  // namespace ccdiag

@@ -64,4 +64,10 @@ nlohmann::json to_json(const Census& c);
 // findings (used by diagnose on bundles).
 void append_census_findings(EvidenceSet& set);
 
+// Census findings about a rank that a flight-recorder root finding also
+// names take that finding's process group and collective sequence number
+// (fields.seq, seq_process_group, seq_from; the summary says so): the stacks
+// have none. Called once both are in `set` (diagnose on bundles with dumps).
+void attach_fr_sequence(EvidenceSet& set);
+
 }  // namespace ccdiag
