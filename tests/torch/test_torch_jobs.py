@@ -66,7 +66,7 @@ class ScenarioTest(unittest.TestCase):
                 cls.stacks_text = run(["--timeout", LIVE_TIMEOUT, "stacks", str(cls.pids[cls.culprit])],
                                       timeout=120).stdout
                 cls.live_doc, cls.live_proc = run_json(["--timeout", LIVE_TIMEOUT, "diagnose"], timeout=120)
-                bundle = os.path.join(cls.work, "bundle")
+                cls.bundle = bundle = os.path.join(cls.work, "bundle")
                 p = run(["--timeout", LIVE_TIMEOUT, "collect", "--out", bundle], timeout=120)
                 assert p.returncode in (0, 1, 3), p.stderr
                 cls.collect_doc, _ = run_json(["diagnose", bundle], timeout=120)
@@ -212,6 +212,21 @@ class SkipsCollective(ScenarioTest):
         self.assertIn("stacks part at", odd[0]["summary"])
         self.assertIn("differs_at", odd[0]["fields"])
         self.assertIsNone(odd[0]["fields"]["seq"], "no sequence number is in the stacks: none is made up")
+
+
+    def test_census_takes_seq_from_dumps_in_the_bundle(self):
+        # The live bundle with the job's dumps added under raw/fr/: rank 2's
+        # census entry now names the collective it never called, seq 4.
+        import shutil
+        dst = os.path.join(self.bundle, "raw", "fr")
+        os.makedirs(dst, exist_ok=True)
+        for f in self.job.fr_dumps():
+            shutil.copy(f, dst)
+        doc, _ = run_json(["diagnose", self.bundle], timeout=120)
+        odd = [f for f in doc["findings"] if f["id"] == "stacks.rank_outside_collective"]
+        self.assertEqual(len(odd), 1, describe(doc))
+        self.assertEqual((odd[0]["fields"]["seq"], odd[0]["fields"]["seq_process_group"]), (4, "0"), odd[0]["fields"])
+        self.assertIn("flight recorder: process group 0 (world, default_pg) seq 4", odd[0]["summary"])
 
 
 class BusyRank(ScenarioTest):
