@@ -137,6 +137,16 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
   set.evidence.push_back(std::move(checked));
   for (const auto& e : loaded.bad) set.unchecked.push_back(Unchecked{e.context, e.message});
   Report report = decide(set);
+  // Dumps of a CPU backend (gloo) only: no GPU, NVLink or RDMA step is a
+  // next step for them (a catalogue cause's generic steps may name one).
+  const bool cpu_only = std::all_of(loaded.dumps.begin(), loaded.dumps.end(),
+                                    [](const fr::RankDump& d) { return !d.backend.empty() && !fr::device_backend(d.backend); });
+  if (cpu_only)
+    std::erase_if(report.next_steps, [](const NextStep& n) {
+      for (const char* w : {"GPU", "gpu", "nvidia-smi", "NVLink", "RDMA", "_perf", "ibstat", "NCCL_"})
+        if (n.action.find(w) != std::string::npos || n.command.find(w) != std::string::npos) return true;
+      return false;
+    });
 
   switch (opts.output.format()) {
     case OutputFormat::json: {

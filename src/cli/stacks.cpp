@@ -10,8 +10,10 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/census/census.hpp"
+#include "analysis/parallel/dims.hpp"
 #include "cli/common.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/proc/rank_discovery.hpp"
@@ -39,9 +41,16 @@ void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, cons
     if (!p.python_error.empty()) out << "  ! Python frames unavailable: " << p.python_error << '\n';
     for (const auto& pr : p.problems) out << "  ! " << pr << '\n';
     for (const auto& t : p.threads) {
-      out << fmt::format("  thread {} \"{}\" [{}] {} {}{}{}\n", t.tid, t.name, t.role, t.state,
+      // The threading name when Python has one, with the native (comm) name.
+      const std::string name = t.py_name.empty() || t.py_name == t.name
+                                   ? fmt::format("\"{}\"", t.name)
+                                   : fmt::format("\"{}\" (native \"{}\")", t.py_name, t.name);
+      out << fmt::format("  thread {} {} [{}] {} {}{}{}\n", t.tid, name, t.role, t.state,
                          t.blocked_in, t.capture == "stopped" || t.capture.empty() ? "" : " (" + t.capture + ")",
                          t.holds_gil ? " [holds GIL]" : "");
+      if (t.c10d)
+        out << fmt::format("    c10d {} on {}{}\n", t.c10d->op, group_label(t.c10d->process_group, t.c10d->pg_desc),
+                           t.c10d->ranks.empty() ? "" : fmt::format(" ranks {}", fmt::join(t.c10d->ranks, ",")));
       int i = 0;
       for (const auto& f : t.frames) {
         if (f.kind == "python") {

@@ -84,6 +84,8 @@ Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
   // NCCL state read out of ranks (nccl attach) joins across hosts by commHash.
   nccl::attach::append_attach_findings(set);
   if (auto st = ingest_fr_dumps(std::move(fr_dumps), set); !st) return st.error();
+  // The stacks name no collective sequence number; the dumps do.
+  attach_fr_sequence(set);
   // A directory given to --log means every log under it, as `ccdiag logs DIR` reads it.
   auto expanded = logs::expand_log_paths(inputs.logs);
   if (!expanded) return make_error(expanded.error().message, expanded.error().context, "check the path given to --log");

@@ -116,7 +116,7 @@ class FrScenarios(unittest.TestCase):
     def test_text_and_markdown(self):
         p = run(["fr", os.path.join(FR, "tp_rank9_stalls_tp_group")])
         self.assertEqual(p.returncode, 1)
-        self.assertIn("[missing_ranks] process group 2 (mesh_tp) seq 13", p.stdout)
+        self.assertIn("[missing_ranks] process group 2 (tp dimension, DeviceMesh mesh_tp) seq 13", p.stdout)
         self.assertIn("(consequence)", p.stdout)
         self.assertIn("Verdict:", p.stdout)
         m = run(["fr", os.path.join(FR, "type_mismatch_rank5_first_file"), "--markdown"])
@@ -278,3 +278,76 @@ class RealGlooDumps(unittest.TestCase):
         kinds = [f["kind"] for f in roots(doc)]
         self.assertIn("dtype_mismatch", kinds)
         self.assert_no_device_talk(doc)
+
+    def test_subgroup_deadlock_names_the_rank_that_went_straight_on(self):
+        # Sub-groups {0,1} ("1") and {2,3} ("2"): rank 2 entered the world
+        # all_reduce (seq 4) while rank 3 waits for it in group 2's; gloo's
+        # pg_config lists no members, and rank 2 never used group 2, so only
+        # the ranks' histories show it: 0, 1 and 3 issued a sub-group
+        # collective between world seq 3 and 4, rank 2 did not.
+        doc = self.fr("subgroup", 1)
+        r = roots(doc)
+        self.assertEqual(len(r), 1, json.dumps(doc["findings"], indent=1)[:3000])
+        self.assertEqual((r[0]["kind"], r[0]["process_group"], r[0]["seq"], r[0]["ranks"]),
+                         ("group_order_mismatch", "0", 4, [2]))
+        self.assertEqual(r[0]["fields"]["issued_another_group_first"], [0, 1, 3])
+        self.assertEqual(r[0]["fields"]["waiting_elsewhere"][0]["rank"], 3)
+        self.assertEqual(r[0]["fields"]["waiting_elsewhere"][0]["process_group"], "2")
+        self.assertEqual(doc["verdict"]["root_cause"], "wrong_process_group", json.dumps(doc["verdict"]))
+        self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
+        self.assert_no_device_talk(doc)
+
+    def test_subgroup_deadlock_after_gloo_marked_the_timeout_completed(self):
+        # The same job when rank 3 dumped after its sub-group all_reduce
+        # timed out: gloo then counts it completed (last_completed 1), so
+        # rank 3 is no longer "blocked" there; the history still names rank 2.
+        import pickle, shutil, tempfile
+        tmp = tempfile.mkdtemp()
+        try:
+            for r in range(4):
+                with open(os.path.join(TORCH, "subgroup", "fr", f"rank{r}"), "rb") as f:
+                    d = pickle.load(f)
+                if r == 3:
+                    d["pg_status"]["1"]["last_completed_collective"] = 1
+                with open(os.path.join(tmp, f"rank{r}"), "wb") as f:
+                    pickle.dump(d, f, protocol=2)
+            doc, _ = run_json(["fr", tmp], expect_rc=1, schema="fr.schema.json")
+        finally:
+            shutil.rmtree(tmp)
+        r = roots(doc)
+        self.assertEqual([(f["kind"], f["ranks"]) for f in r], [("group_order_mismatch", [2])], json.dumps(r)[:2000])
+        self.assertEqual(doc["verdict"]["root_cause"], "wrong_process_group")
+
+    def test_mesh_root_is_the_dimension_the_rank_missed_first(self):
+        # 2x2 DeviceMesh ("dp","tp"): rank 2 skipped its tp all_reduce (seq 3
+        # of tp group 4) and slept; it is missing from its dp all_reduce (seq
+        # 3 of group 1) too, which rank 0 enqueued earlier than rank 3
+        # enqueued the tp one. In rank 2's own program tp came first.
+        doc = self.fr("mesh_tp", 1)
+        r = roots(doc)
+        self.assertEqual(len(r), 1, json.dumps(doc["findings"], indent=1)[:3000])
+        self.assertEqual((r[0]["kind"], r[0]["process_group"], r[0]["seq"], r[0]["ranks"]),
+                         ("missing_ranks", "4", 3, [2]))
+        self.assertEqual(r[0]["pg_desc"], "mesh_tp")
+        self.assertEqual(r[0]["fields"]["missing"][0]["program_distance"], 1)
+        cascades = {f["process_group"]: f for f in doc["findings"] if "caused_by" in f}
+        self.assertEqual(cascades["1"]["fields"]["missing"][0]["program_distance"], 2)
+        self.assertIn("tp dimension, DeviceMesh mesh_tp", doc["verdict"]["summary"])
+        self.assertNotIn("mesh_dp", doc["verdict"]["summary"])
+        self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
+
+    def test_straggler_seen_arriving_late(self):
+        # Rank 2 entered seq 4 about 15 s after the others (12 s timeout):
+        # all four are in it, so nobody is missing; it came late.
+        doc = self.fr("straggler", 1)
+        r = roots(doc)
+        self.assertEqual([(f["kind"], f["seq"], f["ranks"]) for f in r], [("late_arrival", 4, [2])], json.dumps(r)[:2000])
+        self.assertGreater(r[0]["fields"]["lag_ms"], 1000)
+        self.assertEqual(doc["verdict"]["root_cause"], "straggler_or_timeout_too_short", json.dumps(doc["verdict"]))
+        self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
+
+    def test_rank0_only_branch_before_a_barrier(self):
+        doc = self.fr("rank0_barrier", 1)
+        r = roots(doc)
+        self.assertEqual([(f["kind"], f["ranks"]) for f in r], [("missing_ranks", [0])], json.dumps(r)[:2000])
+        self.assertEqual(doc["verdict"]["culprit"]["rank"], 0)

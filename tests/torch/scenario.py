@@ -99,6 +99,9 @@ def main():
     # heartbeats): live stacks must show its `threading` name.
     threading.Thread(target=lambda: time.sleep(3600), name="ckpt-writer", daemon=True).start()
     dist.init_process_group("gloo", timeout=timedelta(seconds=TIMEOUT))
+    # Groups made later (new_group, DeviceMesh) take c10d's default timeout
+    # (30 min for gloo), not the world group's: give them the same one.
+    dist.distributed_c10d.default_pg_timeout = timedelta(seconds=TIMEOUT)
     t = torch.ones(1024)
     try:
         for _ in range(3):
@@ -167,6 +170,24 @@ def main():
             if RANK == CULPRIT:
                 time.sleep(TIMEOUT + 3)
             train_step(t)
+        elif SCENARIO == "mesh_tp":
+            # A 2-D DeviceMesh [[0,1],[2,3]] with dims ("dp","tp"): tp groups
+            # {0,1},{2,3}, dp groups {0,2},{1,3}. Each step reduces over tp,
+            # then over dp; rank 2 skips its tp all_reduce once and sleeps, so
+            # the hang starts in the tp dimension (rank 3 waits for it there)
+            # and reaches dp only as a consequence (rank 0 waits for rank 2,
+            # rank 1 for rank 3).
+            from torch.distributed.device_mesh import init_device_mesh
+            mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+            tp, dp = mesh.get_group("tp"), mesh.get_group("dp")
+            for _ in range(2):
+                dist.all_reduce(t, group=tp)
+                dist.all_reduce(t, group=dp)
+            ready()
+            if RANK == CULPRIT:
+                time.sleep(TIMEOUT * 3)
+            dist.all_reduce(t, group=tp)
+            dist.all_reduce(t, group=dp)
         else:
             raise SystemExit(f"unknown scenario {SCENARIO}")
     except Exception:

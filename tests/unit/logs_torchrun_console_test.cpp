@@ -120,6 +120,33 @@ TEST_CASE("torchrun console: SIGABRT after gloo::EnforceNotMet is a mismatch, no
   CHECK(mismatch->fields["received"].dump().find("1024") != std::string::npos);
 }
 
+TEST_CASE("torchrun console: a rank that raised while the agent stopped all others is the first failure",
+          "[torchrun]") {
+  // dataloader_dies: rank 2's DataLoader worker was SIGKILLed, rank 2 raised
+  // and exited 1; nobody timed out; the agent stopped ranks 0, 1, 3.
+  const auto c = parse(slurp("dataloader_dies"));
+  const auto* rc = c.root_cause();
+  REQUIRE(rc);
+  CHECK(rc->rank == 2);
+  CHECK(rc->exitcode == 1);
+  CHECK(c.agent_terminated.size() == 3);
+  const auto a = analyse("dataloader_dies");
+  REQUIRE(a.first_failure);
+  const Finding& first = a.findings[*a.first_failure];
+  CHECK(first.id == "torchrun.root_cause");
+  CHECK(first.subject.rank == 2);
+  CHECK(first.fields.value("decisive", false));
+  bool exception = false;
+  for (const auto& f : a.findings)
+    if (f.id == "python.exception" && f.summary.find("DataLoader worker") != std::string::npos) {
+      exception = true;
+      CHECK(f.subject.rank == 2);
+    }
+  CHECK(exception);
+  for (const auto* f : voting(a))
+    for (const auto& s : f->supports) CHECK(s.cause != "rank_process_died");
+}
+
 TEST_CASE("torchrun console: nothing without a console", "[torchrun]") {
   const auto c = parse("[rank0]: loss 0.5\nepoch 1 done\nFailures are fine in prose\n");
   CHECK(c.empty());

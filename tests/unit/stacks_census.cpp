@@ -184,3 +184,89 @@ TEST_CASE("a restarted timed wait is the wait, never a stop of the target", "[ce
   t.frames = {fr("__clock_nanosleep", "libc.so.6"), fr("main")};
   CHECK(thread_activity(t).find("sleeping") == 0);
 }
+
+namespace {
+
+ProcessStacks waiting_on(int rank, std::vector<StackFrame> frames, const char* pg, const char* desc, std::vector<int> ranks) {
+  ProcessStacks p = rank_in(rank, std::move(frames));
+  p.threads[0].c10d = C10dWaitInfo{"all_reduce", pg, desc, std::move(ranks)};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("census names the process group and dimension the others wait in, and who waits for the odd rank",
+          "[census]") {
+  // A 2x2 DeviceMesh: rank 2 sleeps; rank 3 waits for it in tp {2,3},
+  // rank 0 in dp {0,2}; rank 1 in dp {1,3} (for rank 3).
+  std::vector<ProcessStacks> ps = {waiting_on(0, in_allreduce(), "1", "mesh_dp", {0, 2}),
+                                   waiting_on(1, in_allreduce(), "2", "mesh_dp", {1, 3}),
+                                   rank_in(2, in_dataloader()),
+                                   waiting_on(3, in_allreduce(), "4", "mesh_tp", {2, 3})};
+  auto c = run_census(ps);
+  const Finding* odd = nullptr;
+  for (const auto& f : c.findings)
+    if (f.id == "stacks.rank_outside_collective") odd = &f;
+  REQUIRE(odd);
+  CHECK(odd->subject.rank == 2);
+  CHECK_THAT(odd->summary, Catch::Contains("process group 4 (tp dimension, DeviceMesh mesh_tp; ranks 2,3)"));
+  CHECK_THAT(odd->summary, Catch::Contains("awaited by rank 0 on node7 in all_reduce on process group 1"));
+  REQUIRE(odd->fields["awaited_in"].size() == 2);  // ranks 0 and 3, not rank 1 (its group lacks rank 2)
+  CHECK(odd->fields["awaited_in"][1]["pg_desc"] == "mesh_tp");
+  CHECK(odd->fields["seq"].is_null());
+  bool line = false;
+  for (const auto& l : c.lines) line |= l.find("[rank 3]") != std::string::npos && l.find("mesh_tp") != std::string::npos;
+  CHECK(line);
+}
+
+TEST_CASE("census: two ranks each waiting on a group of the other are a cross-group deadlock, no single culprit",
+          "[census]") {
+  // Sub-groups {0,1}, {2,3}: ranks 0, 1, 2 wait in the world all_reduce,
+  // rank 3 in {2,3}'s (rank 2 never came).
+  auto sub = [] {
+    auto v = in_allreduce();
+    v.insert(v.end() - 1, fr("subgroup_step"));
+    return v;
+  };
+  std::vector<ProcessStacks> ps = {waiting_on(0, in_allreduce(), "0", "default_pg", {0, 1, 2, 3}),
+                                   waiting_on(1, in_allreduce(), "0", "default_pg", {0, 1, 2, 3}),
+                                   waiting_on(2, in_allreduce(), "0", "default_pg", {0, 1, 2, 3}),
+                                   waiting_on(3, sub(), "2", "undefined", {2, 3})};
+  auto c = run_census(ps);
+  const Finding* f = nullptr;
+  for (const auto& x : c.findings) {
+    CHECK(x.id != "stacks.rank_in_different_collective");
+    if (x.id == "stacks.groups_wait_on_each_other") f = &x;
+  }
+  REQUIRE(f);
+  CHECK_FALSE(f->subject.rank.has_value());
+  CHECK(f->fields["ranks"] == nlohmann::json::array({3, 2}));
+  REQUIRE(f->supports.size() >= 1);
+  CHECK(f->supports[0].cause == "wrong_process_group");
+  CHECK_THAT(f->summary, Catch::Contains("rank 3 on node7 waits in all_reduce on process group 2 (ranks 2,3) for rank 2"));
+}
+
+TEST_CASE("census entries take the collective sequence number from a flight-recorder finding on the same rank",
+          "[census]") {
+  EvidenceSet set;
+  std::vector<ProcessStacks> ps = {waiting_on(0, in_allreduce(), "0", "default_pg", {0, 1, 2}),
+                                   waiting_on(1, in_allreduce(), "0", "default_pg", {0, 1, 2}),
+                                   rank_in(2, in_dataloader())};
+  for (auto& f : run_census(ps).findings) set.findings.push_back(std::move(f));
+  Finding fr;
+  fr.id = "fr.missing_ranks";
+  fr.role = FindingRole::primary;
+  fr.subject.rank = 2;
+  fr.subject.process_group = "0";
+  fr.subject.seq = 1203;
+  fr.fields = {{"kind", "missing_ranks"}, {"ranks", {2}}, {"pg_desc", "default_pg"}};
+  set.findings.push_back(fr);
+  attach_fr_sequence(set);
+  const Finding* odd = nullptr;
+  for (const auto& f : set.findings)
+    if (f.id == "stacks.rank_outside_collective") odd = &f;
+  REQUIRE(odd);
+  CHECK(odd->fields["seq"] == 1203);
+  CHECK(odd->fields["seq_process_group"] == "0");
+  CHECK_THAT(odd->summary, Catch::Contains("flight recorder: process group 0 (world, default_pg) seq 1203 (missing_ranks)"));
+}

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/census/roles.hpp"
+#include "analysis/parallel/dims.hpp"
 
 namespace ccdiag {
 
@@ -60,6 +61,50 @@ std::pair<std::string, std::string> first_difference(const std::string& odd, con
   return {};
 }
 
+std::string ranks_text(const std::vector<int>& r) {
+  std::string s;
+  for (size_t i = 0; i < r.size() && i < 16; ++i) s += (i ? "," : "") + std::to_string(r[i]);
+  if (r.size() > 16) s += fmt::format(",... ({} ranks)", r.size());
+  return s;
+}
+
+// "all_reduce on process group 4 (tp dimension, DeviceMesh mesh_tp; ranks 2,3)"
+std::string wait_text(const C10dWaitInfo& w) {
+  std::string label = group_label(w.process_group, w.pg_desc);
+  if (!w.ranks.empty()) {
+    const std::string members = "ranks " + ranks_text(w.ranks);
+    if (label.back() == ')') label.insert(label.size() - 1, "; " + members);
+    else label += " (" + members + ")";
+  }
+  return (w.op.empty() ? std::string("a collective") : w.op) + " on " + label;
+}
+
+bool same_group(const C10dWaitInfo& a, const C10dWaitInfo& b) { return a.process_group == b.process_group; }
+
+bool member_of(const C10dWaitInfo& w, const std::optional<int>& rank) {
+  return rank && std::binary_search(w.ranks.begin(), w.ranks.end(), *rank);
+}
+
+// " on process group 0 (world, default_pg)" when every member waits on the
+// same group, " on process groups 1 (...) [rank 0], 4 (...) [rank 3]" else.
+std::string group_suffix(const std::vector<CensusMember>& ms) {
+  std::vector<std::pair<const C10dWaitInfo*, std::vector<int>>> by;
+  for (const auto& m : ms) {
+    if (!m.wait) continue;
+    auto it = std::find_if(by.begin(), by.end(), [&](const auto& x) { return same_group(*x.first, *m.wait); });
+    if (it == by.end()) by.push_back({&*m.wait, {}}), it = by.end() - 1;
+    if (m.rank) it->second.push_back(*m.rank);
+  }
+  if (by.empty()) return {};
+  if (by.size() == 1) return " on " + group_label(by[0].first->process_group, by[0].first->pg_desc);
+  std::string s = " on";
+  for (size_t i = 0; i < by.size() && i < 8; ++i)
+    s += fmt::format("{} {} [rank {}]", i ? "," : "", group_label(by[i].first->process_group, by[i].first->pg_desc),
+                     ranks_text(by[i].second));
+  if (by.size() > 8) s += fmt::format(", ... ({} groups)", by.size());
+  return s;
+}
+
 }  // namespace
 
 std::string stack_signature(const ThreadStack& t, size_t max_frames) {
@@ -95,7 +140,7 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
       it = index.emplace(sig, c.groups.size()).first;
       c.groups.push_back(std::move(g));
     }
-    c.groups[it->second].members.push_back(CensusMember{p.host, p.rank, p.pid});
+    c.groups[it->second].members.push_back(CensusMember{p.host, p.rank, p.pid, m->c10d});
   }
   std::stable_sort(c.groups.begin(), c.groups.end(),
                    [](const CensusGroup& a, const CensusGroup& b) { return a.members.size() > b.members.size(); });
@@ -104,7 +149,7 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
   for (const auto& g : c.groups) {
     const std::string who = g.members.size() == 1 ? member_name(g.members[0])
                                                   : fmt::format("{} ranks ({})", g.members.size(), members_list(g.members));
-    c.lines.push_back(who + ": " + g.activity);
+    c.lines.push_back(who + ": " + g.activity + (g.in_collective ? group_suffix(g.members) : std::string()));
   }
   if (c.groups.size() < 2 || total < 2) return c;
 
@@ -156,20 +201,69 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
         differs = fmt::format(" (stacks part at {} vs {} in the majority)", odd_at.empty() ? "<end>" : odd_at,
                               major_at.empty() ? "<end>" : major_at);
       }
+      // Who waits for this rank: the waiting ranks whose process group has it.
+      std::string awaited;
+      nlohmann::json awaited_in = nlohmann::json::array();
+      for (const auto& w : waiting->members)
+        if (w.wait && member_of(*w.wait, m.rank)) {
+          if (awaited_in.size() < 16)
+            awaited_in.push_back({{"rank", w.rank ? nlohmann::json(*w.rank) : nlohmann::json(nullptr)},
+                                  {"op", w.wait->op},
+                                  {"process_group", w.wait->process_group},
+                                  {"pg_desc", w.wait->pg_desc}});
+          if (awaited_in.size() <= 4)
+            awaited += fmt::format("{}{} in {}", awaited.empty() ? "; awaited by " : ", ", member_name(w),
+                                   wait_text(*w.wait));
+        }
+      if (!awaited_in.empty()) f.fields["awaited_in"] = awaited_in;
+      if (m.wait) f.fields["c10d"] = {{"op", m.wait->op}, {"process_group", m.wait->process_group},
+                                      {"pg_desc", m.wait->pg_desc}, {"ranks", m.wait->ranks}};
+      // The sequence number is not in the stacks: say so rather than guess.
+      f.fields["seq"] = nullptr;
       if (!g.in_collective) {
         f.id = "stacks.rank_outside_collective";
-        f.summary = fmt::format("{} is {} while {} rank(s) are {}{}", member_name(m), g.activity,
-                                waiting->members.size(), waiting->activity, differs);
+        f.summary = fmt::format("{} is {} while {} rank(s) are {}{}{}", member_name(m), g.activity,
+                                waiting->members.size(), waiting->activity, group_suffix(waiting->members), differs) +
+                    awaited;
         // Directly observed, and stronger the more ranks agree on where they
         // wait: x8 per agreeing rank, capped at x40 (7 of 8 ranks); one
         // against one only x3 (either could be the odd one).
         const double n = static_cast<double>(waiting->members.size());
         f.supports = {{"rank_stuck_in_host_code", n >= 2 ? std::min(40.0, 8.0 * n) : 3.0}};
       } else {
-        f.id = "stacks.rank_in_different_collective";
-        f.summary = fmt::format("{} is {} while {} rank(s) are {}{}", member_name(m), g.activity,
-                                waiting->members.size(), waiting->activity, differs);
-        f.supports = {{"mismatched_collectives", 3.0}};
+        // Waiting on another process group than the majority. When a member
+        // of its group waits on a group that has this rank, the two wait on
+        // each other: wrong_process_group, but which side went wrong the
+        // stacks cannot tell, so the finding names both and no single rank.
+        const CensusMember* partner = nullptr;
+        const CensusMember* majority_wait = nullptr;
+        for (const auto& w : waiting->members)
+          if (w.wait && m.wait && !same_group(*w.wait, *m.wait)) {
+            if (!majority_wait) majority_wait = &w;
+            if (member_of(*m.wait, w.rank) && member_of(*w.wait, m.rank) && !partner) partner = &w;
+          }
+        if (partner) {
+          f.id = "stacks.groups_wait_on_each_other";
+          f.subject.rank.reset();
+          f.subject.pid.reset();
+          f.fields["ranks"] = nlohmann::json::array({m.rank ? *m.rank : -1, partner->rank ? *partner->rank : -1});
+          f.fields["partner_c10d"] = {{"op", partner->wait->op}, {"process_group", partner->wait->process_group},
+                                      {"pg_desc", partner->wait->pg_desc}, {"ranks", partner->wait->ranks}};
+          f.summary = fmt::format(
+              "{} waits in {} for {}, which waits in {} (with {} other rank(s)) for {}: the two process groups wait "
+              "on each other — one of them issued its collective on the wrong group or skipped one{}",
+              member_name(m), wait_text(*m.wait), member_name(*partner), wait_text(*partner->wait),
+              waiting->members.size() - 1, member_name(m), differs);
+          // Seen directly (both ranks' frames name their groups and members).
+          f.supports = {{"wrong_process_group", 50.0}, {"rank_skips_collective", 3.0}};
+        } else {
+          f.id = "stacks.rank_in_different_collective";
+          f.summary = fmt::format("{} is {}{} while {} rank(s) are {}{}{}", member_name(m), g.activity,
+                                  m.wait ? " (" + wait_text(*m.wait) + ")" : std::string(), waiting->members.size(),
+                                  waiting->activity, group_suffix(waiting->members), differs) +
+                      awaited;
+          f.supports = {{majority_wait ? "wrong_process_group" : "mismatched_collectives", 3.0}};
+        }
       }
       c.findings.push_back(std::move(f));
     }
@@ -182,6 +276,9 @@ nlohmann::json to_json(const Census& c) {
   auto member = [](const CensusMember& m) {
     nlohmann::json j{{"pid", m.pid}, {"rank", m.rank ? nlohmann::json(*m.rank) : nlohmann::json(nullptr)}};
     if (m.host) j["host"] = *m.host;
+    if (m.wait)
+      j["c10d"] = {{"op", m.wait->op}, {"process_group", m.wait->process_group}, {"pg_desc", m.wait->pg_desc},
+                   {"ranks", m.wait->ranks}};
     return j;
   };
   for (const auto& g : c.groups) {
@@ -210,6 +307,48 @@ void append_census_findings(EvidenceSet& set) {
   }
   if (procs.empty()) return;
   for (auto& f : run_census(procs).findings) set.findings.push_back(std::move(f));
+}
+
+void attach_fr_sequence(EvidenceSet& set) {
+  struct Fr {
+    int rank;
+    const Finding* f;
+  };
+  std::vector<Fr> fr;
+  for (const auto& f : set.findings) {
+    if (f.id.rfind("fr.", 0) != 0 || f.role == FindingRole::cascade || f.role == FindingRole::context || !f.subject.seq)
+      continue;
+    if (f.fields.contains("ranks") && f.fields["ranks"].is_array()) {
+      for (const auto& r : f.fields["ranks"])
+        if (r.is_number_integer()) fr.push_back({r.get<int>(), &f});
+    } else if (f.subject.rank) {
+      fr.push_back({*f.subject.rank, &f});
+    }
+  }
+  if (fr.empty()) return;
+  std::vector<std::string> notes;
+  for (auto& c : set.findings) {
+    if (c.id != "stacks.rank_outside_collective" && c.id != "stacks.rank_in_different_collective" &&
+        c.id != "stacks.groups_wait_on_each_other")
+      continue;
+    std::vector<int> ranks;
+    if (c.subject.rank) ranks.push_back(*c.subject.rank);
+    if (c.fields.contains("ranks") && c.fields["ranks"].is_array())
+      for (const auto& r : c.fields["ranks"])
+        if (r.is_number_integer()) ranks.push_back(r.get<int>());
+    const Finding* hit = nullptr;
+    for (int r : ranks)
+      for (const auto& x : fr)
+        if (x.rank == r && (!hit || x.f->order < hit->order)) hit = x.f;
+    if (!hit) continue;
+    const std::string pg = hit->subject.process_group.value_or("");
+    const std::string desc = hit->fields.value("pg_desc", std::string());
+    c.fields["seq"] = *hit->subject.seq;
+    c.fields["seq_process_group"] = pg;
+    c.fields["seq_from"] = hit->id;
+    c.summary += fmt::format("; flight recorder: {} seq {} ({})", group_label(pg, desc), *hit->subject.seq,
+                             hit->fields.value("kind", hit->id));
+  }
 }
 
 }  // namespace ccdiag

@@ -8,7 +8,15 @@
 //     collective / CUDA sync and this one is in host code -> supports
 //     rank_stuck_in_host_code.
 //   stacks.rank_in_different_collective (primary): the odd rank waits in a
-//     different NCCL/c10d call -> supports mismatched_collectives.
+//     different NCCL/c10d call -> supports mismatched_collectives, or
+//     wrong_process_group when it waits on another process group.
+//   stacks.groups_wait_on_each_other (primary, no single culprit): rank A
+//     waits in process group P for rank B, which waits in group Q (that A
+//     belongs to) for A -> supports wrong_process_group; which of the two
+//     went wrong the stacks cannot tell (the flight recorder can).
+//   Entries name the process group each waiting rank is in (name, parallel
+//   dimension, members) when its Python frames show one; the collective
+//   sequence number is not in the stacks (the flight recorder has it).
 //   stacks.census (context): the one-line census.
 #pragma once
 
@@ -32,6 +40,7 @@ struct CensusMember {
   std::optional<std::string> host;
   std::optional<int> rank;
   int64_t pid = 0;
+  std::optional<C10dWaitInfo> wait;  // the c10d collective its main thread waits in (Python frames)
 };
 
 struct CensusGroup {
@@ -54,5 +63,11 @@ nlohmann::json to_json(const Census& c);
 // Reads every `stacks.process` evidence item in `set` and appends the census
 // findings (used by diagnose on bundles).
 void append_census_findings(EvidenceSet& set);
+
+// Census findings about a rank that a flight-recorder root finding also
+// names take that finding's process group and collective sequence number
+// (fields.seq, seq_process_group, seq_from; the summary says so): the stacks
+// have none. Called once both are in `set` (diagnose on bundles with dumps).
+void attach_fr_sequence(EvidenceSet& set);
 
 }  // namespace ccdiag

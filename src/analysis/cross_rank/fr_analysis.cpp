@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "analysis/cross_rank/fr_ops.hpp"
+#include "analysis/parallel/dims.hpp"
 
 namespace ccdiag::fr {
 
@@ -59,6 +60,8 @@ struct DumpInfo {
   std::vector<uint64_t> str_hash;  // per string index
   std::vector<uint64_t> op_hash;   // per string index: hash of the parsed op name (type comparison)
 };
+
+std::string group_label(const Group& g) { return ccdiag::group_label(g.name, g.desc); }
 
 uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)); }
 
@@ -140,9 +143,21 @@ class Analyzer {
   const std::string& name_of(int d, const FrEntry& e) const { return dumps_[static_cast<size_t>(d)].str(e.name); }
 
   // ---- groups -----------------------------------------------------------
+  // A config that leaves out the dump's own rank is not this group's
+  // (torch 2.15 gloo keeps one config under '' whatever the groups).
+  static bool config_fits(const PgConfig& c, const RankDump& dump) {
+    return c.ranks_known && (dump.rank < 0 || std::find(c.ranks.begin(), c.ranks.end(), dump.rank) != c.ranks.end());
+  }
+
   void build_groups() {
     std::map<std::string, int> by_key;
     info_.resize(dumps_.size());
+    // A dump without a usable config for a group takes another dump's, so
+    // one group is not split into "members known" and "members unknown".
+    std::map<std::string, const PgConfig*> any_cfg;
+    for (const auto& dump : dumps_)
+      for (const auto& c : dump.pg_configs)
+        if (config_fits(c, dump)) any_cfg.emplace(c.name, &c);
     for (size_t d = 0; d < dumps_.size(); ++d) {
       const RankDump& dump = dumps_[d];
       DumpInfo& inf = info_[d];
@@ -157,7 +172,9 @@ class Analyzer {
         const PgRef& ref = dump.pgs[p];
         const PgConfig* cfg = nullptr;
         for (const auto& c : dump.pg_configs)
-          if (c.name == ref.name && c.ranks_known) cfg = &c;
+          if (c.name == ref.name && config_fits(c, dump)) cfg = &c;
+        if (!cfg)
+          if (auto it = any_cfg.find(ref.name); it != any_cfg.end()) cfg = it->second;
         std::string key;
         if (cfg) {
           std::vector<int> sorted = cfg->ranks;
@@ -289,7 +306,7 @@ class Analyzer {
     const Blocked& b = info_[static_cast<size_t>(d)].blocked;
     if (b.entry == kNoIndex) return {};
     const Group& g = groups_[static_cast<size_t>(b.group)];
-    return fmt::format("{} in process group {} ({}) {}seq {}", name_of(d, entry(d, b.entry)), g.name, g.desc,
+    return fmt::format("{} in {} {}seq {}", name_of(d, entry(d, b.entry)), group_label(g),
                        b.p2p ? "p2p " : "", b.seq);
   }
 
@@ -438,6 +455,10 @@ class Analyzer {
         report_no_dump_stall(gi, s, t_s, present, hi);
         return;
       }
+      // Every member entered the last collective, but one long after the
+      // others: it came late (a straggler, or a timeout shorter than its
+      // step), the others gave up waiting.
+      if (present.size() == M && M >= 2 && report_late_arrival(gi, s, present, hi)) return;
       // All entered, all agree. None completed -> hang below the framework.
       const bool none_completed = std::none_of(present.begin(), present.end(),
                                                [](const Present& p) { return p.u->state == FrState::completed; });
@@ -458,6 +479,48 @@ class Analyzer {
     }
   }
 
+  // The last collective of every member, all present; one enqueued at least
+  // 1 s and 10x the others' spread after the rest, and not completed
+  // everywhere (a CPU backend's "completed" includes a failed one).
+  bool report_late_arrival(int gi, int64_t s, const std::vector<Present>& present, int64_t hi) {
+    const Group& g = groups_[static_cast<size_t>(gi)];
+    if (!std::all_of(present.begin(), present.end(), [&](const Present& p) { return p.u == &g.per[p.m].coll.back(); }))
+      return false;
+    if (!cpu_backend_ && std::all_of(present.begin(), present.end(),
+                                     [](const Present& p) { return p.u->state == FrState::completed; }))
+      return false;
+    std::vector<std::pair<int64_t, size_t>> t;  // (enqueue time, index in present)
+    for (size_t i = 0; i < present.size(); ++i) {
+      const int64_t x = entry(present[i].d, present[i].u->first).time_created_ns;
+      if (x == kNoTime) return false;
+      t.emplace_back(x, i);
+    }
+    std::sort(t.begin(), t.end());
+    const int64_t lag = t.back().first - t[t.size() - 2].first;
+    const int64_t spread = t[t.size() - 2].first - t.front().first;
+    if (lag < 1'000'000'000 || lag < 10 * spread) return false;
+    const Present& late = present[t.back().second];
+    FrFinding f = new_finding("late_arrival", g);
+    f.seq = s;
+    f.time_ns = t.front().first;
+    f.op = name_of(late.d, entry(late.d, late.u->first));
+    f.ranks = {g.members[late.m]};
+    f.details["lag_ms"] = static_cast<double>(lag / 1000) / 1000.0;
+    f.details["others_spread_ms"] = static_cast<double>(spread / 1000) / 1000.0;
+    f.details["tail_seqs"] = hi - s;
+    f.details["group_size"] = g.members.size();
+    f.summary = fmt::format(
+        "{} seq {} ({}): rank {} entered it {:.1f} s after the other {} rank(s) (they entered within {:.1f} ms of "
+        "each other) — it arrived late; the others waited for it up to their timeout",
+        group_label(g), s, f.op, g.members[late.m], static_cast<double>(lag) / 1e9, present.size() - 1,
+        static_cast<double>(spread) / 1e6);
+    f.stack = stack_of(late.d, *late.u);
+    f.stack_rank = g.members[late.m];
+    add_files(f, {late.d});
+    push_fault(gi, std::move(f));
+    return true;
+  }
+
   // A finding about group `g`: its kind and the group's name and description.
   static FrFinding new_finding(const std::string& kind, const Group& g) {
     FrFinding f;
@@ -472,9 +535,156 @@ class Analyzer {
     out_.findings.push_back(std::move(f));
   }
 
+  // ---- program order ----------------------------------------------------
+  // The last entry of a unit of group gi in dump d.
+  uint32_t unit_last(int d, const Unit& u, int gi) const {
+    if (u.end != kNoIndex) return u.end;
+    if (u.count <= 1) return u.first;
+    const auto es = unit_entries(d, u, gi);
+    return es.empty() ? u.first : es.back();
+  }
+
+  // Units (a coalesced batch counts once) that dump d recorded after entry
+  // `from` up to and including `to` (kNoIndex: to the end of the dump).
+  size_t units_after(int d, uint32_t from, uint32_t to) const {
+    const auto& es = dumps_[static_cast<size_t>(d)].entries;
+    const size_t end = to == kNoIndex ? es.size() : std::min<size_t>(size_t{to} + 1, es.size());
+    size_t n = 0;
+    uint32_t last_pg = kNoIndex;
+    int64_t last_seq = -1;
+    bool last_p2p = false;
+    for (size_t i = size_t{from} + 1; i < end; ++i) {
+      const FrEntry& e = es[i];
+      const int64_t seq = e.is_p2p ? e.p2p_seq : e.collective_seq;
+      if (n && e.pg == last_pg && seq == last_seq && e.is_p2p == last_p2p) continue;
+      ++n;
+      last_pg = e.pg, last_seq = seq, last_p2p = e.is_p2p;
+    }
+    return n;
+  }
+
+  // How far ahead of where a rank stopped a collective it never called lies
+  // in its program: its peers issued N units after the last collective of
+  // this group they share with it, up to this one; it issued K after that
+  // one. N - K = 1: this is the very next thing it should have done; more:
+  // something else (another group's collective) came first. Median over the
+  // present ranks; nullopt without a shared earlier collective.
+  std::optional<int64_t> program_distance(const Group& g, int gi, size_t m, const std::vector<Present>& present) const {
+    const int dc = g.dump_of[m];
+    const auto& cc = g.per[m].coll;
+    if (dc < 0 || cc.empty()) return std::nullopt;
+    const Unit& last = cc.back();
+    const auto mine = static_cast<int64_t>(units_after(dc, unit_last(dc, last, gi), kNoIndex));
+    std::vector<int64_t> ds;
+    for (const auto& p : present) {
+      const auto& pc = g.per[p.m].coll;
+      auto it = std::lower_bound(pc.begin(), pc.end(), last.seq, [](const Unit& u, int64_t q) { return u.seq < q; });
+      if (it == pc.end() || it->seq != last.seq || it->first >= p.u->first) continue;
+      ds.push_back(static_cast<int64_t>(units_after(p.d, unit_last(p.d, *it, gi), p.u->first)) - mine);
+    }
+    if (ds.empty()) return std::nullopt;
+    std::sort(ds.begin(), ds.end());
+    return ds[ds.size() / 2];
+  }
+
+  // Units of other groups a member recorded between its previous collective
+  // of group gi and seq s (present: up to its entry of s; absent: to the end
+  // of its dump, the op it is blocked in included). nullopt: no previous one.
+  std::optional<size_t> other_group_gap(const Group& g, int gi, size_t m, const Unit* at) const {
+    const int d = g.dump_of[m];
+    const auto& v = g.per[m].coll;
+    if (d < 0) return std::nullopt;
+    const Unit* prev = nullptr;
+    for (const auto& u : v) {
+      if (at && u.first >= at->first) break;
+      prev = &u;
+    }
+    if (!prev) return std::nullopt;
+    const size_t n = units_after(d, unit_last(d, *prev, gi), at ? at->first : kNoIndex);
+    return at ? (n > 0 ? n - 1 : 0) : n;
+  }
+
+  // Sub-groups waiting on each other: the missing members of (gi, s) are
+  // blocked in collectives of other groups, and most members issued such a
+  // collective between the previous collective of gi and this one, while a
+  // minority of the present ranks went straight from one to the next. Those
+  // skipped their sub-group's collective (or issued this one on the wrong
+  // group): the peer waiting for them there is the one missing here.
+  bool report_group_order(int gi, int64_t s, int64_t t_s, const std::vector<Present>& present,
+                          const std::vector<std::pair<size_t, Absent>>& missing, int64_t hi) {
+    const Group& g = groups_[static_cast<size_t>(gi)];
+    std::vector<int> straight, detoured;
+    for (const auto& [m, a] : missing) {
+      // Blocked in another group's collective; with a CPU backend also one
+      // whose last collective (another group's) "completed": gloo marks a
+      // collective that timed out completed too.
+      const int d = g.dump_of[m];
+      const Blocked& b = info_[static_cast<size_t>(d)].blocked;
+      if (a == Absent::not_yet_arrived) {
+        if (b.entry == kNoIndex || b.group == gi) return false;
+      } else if (!(a == Absent::never_called && cpu_backend_)) {
+        return false;
+      }
+      auto gap = other_group_gap(g, gi, m, nullptr);
+      if (!gap || *gap == 0) return false;
+      detoured.push_back(g.members[m]);
+    }
+    for (const auto& p : present) {
+      auto gap = other_group_gap(g, gi, p.m, p.u);
+      if (!gap) continue;
+      (*gap == 0 ? straight : detoured).push_back(g.members[p.m]);
+    }
+    if (straight.empty() || straight.size() >= detoured.size()) return false;
+    std::sort(straight.begin(), straight.end());
+    std::sort(detoured.begin(), detoured.end());
+    FrFinding f = new_finding("group_order_mismatch", g);
+    f.seq = s;
+    f.time_ns = t_s;
+    f.op = name_of(present.front().d, entry(present.front().d, present.front().u->first));
+    f.ranks = straight;
+    nlohmann::json waiting = nlohmann::json::array();
+    std::string waits;
+    for (const auto& [m, a] : missing) {
+      const int d = g.dump_of[m];
+      const Blocked& b = info_[static_cast<size_t>(d)].blocked;
+      // Where it waits: its blocked op, else its last entry (another group's).
+      const uint32_t at = b.entry != kNoIndex ? b.entry : static_cast<uint32_t>(dumps_[static_cast<size_t>(d)].entries.size() - 1);
+      const FrEntry& e = entry(d, at);
+      const int bgi = e.pg < info_[static_cast<size_t>(d)].group_of_pg.size() ? info_[static_cast<size_t>(d)].group_of_pg[e.pg] : -1;
+      if (bgi < 0) continue;
+      const Group& bg = groups_[static_cast<size_t>(bgi)];
+      const int64_t bseq = e.is_p2p ? e.p2p_seq : e.collective_seq;
+      waiting.push_back({{"rank", g.members[m]}, {"process_group", bg.name}, {"pg_desc", bg.desc}, {"seq", bseq},
+                         {"op", name_of(d, e)}});
+      if (waits.empty())
+        waits = fmt::format("rank {} waits in {} in {} seq {}", g.members[m], name_of(d, e), group_label(bg), bseq);
+    }
+    f.details["waiting_elsewhere"] = waiting;
+    f.details["went_straight"] = straight;
+    f.details["issued_another_group_first"] = detoured;
+    f.details["tail_seqs"] = hi - s;
+    f.details["group_size"] = g.members.size();
+    f.summary = fmt::format(
+        "{} seq {} ({}): rank(s) {} entered it straight after seq {}, while rank(s) {} each issued a collective "
+        "on another process group in between; {} — rank(s) {} skipped that sub-group collective or issued this one "
+        "on the wrong group",
+        group_label(g), s, f.op, ranks_text(straight), s - 1, ranks_text(detoured), waits, ranks_text(straight));
+    for (const auto& p : present)
+      if (std::binary_search(straight.begin(), straight.end(), g.members[p.m])) {
+        if (f.stack.empty()) {
+          f.stack = stack_of(p.d, *p.u);
+          f.stack_rank = g.members[p.m];
+        }
+        add_files(f, {p.d});
+      }
+    push_fault(gi, std::move(f));
+    return true;
+  }
+
   void report_missing(int gi, int64_t s, int64_t t_s, const std::vector<Present>& present,
                       const std::vector<std::pair<size_t, Absent>>& missing, const std::vector<int>& out_of_window,
                       int64_t hi) {
+    if (report_group_order(gi, s, t_s, present, missing, hi)) return;
     const Group& g = groups_[static_cast<size_t>(gi)];
     FrFinding f = new_finding("missing_ranks", g);
     f.seq = s;
@@ -504,6 +714,7 @@ class Analyzer {
           // Went on with other work after the others entered, or stopped issuing?
           const int64_t latest = info_[static_cast<size_t>(d)].latest_ns;
           x["kept_issuing_collectives"] = t_s != kNoTime && latest != kNoTime && latest >= t_s;
+          if (auto pd = program_distance(g, gi, m, present)) x["program_distance"] = *pd;
         }
         list.push_back(std::move(x));
       }
@@ -529,11 +740,10 @@ class Analyzer {
                                : never         ? "never called it"
                                                : "not yet arrived";
     if (odd_present)
-      f.summary = fmt::format("process group {} ({}) seq {} ({}): only rank(s) {} issued it; {} rank(s) never called it",
-                              g.name, g.desc, s, f.op, ranks_text(present_ranks), missing_ranks.size());
+      f.summary = fmt::format("{} seq {} ({}): only rank(s) {} issued it; {} rank(s) never called it",
+                              group_label(g), s, f.op, ranks_text(present_ranks), missing_ranks.size());
     else
-      f.summary = fmt::format("process group {} ({}) seq {} ({}): rank(s) {} missing ({}); {} of {} ranks entered it", g.name,
-                              g.desc, s, f.op, ranks_text(missing_ranks), reason, present_ranks.size(), g.members.size());
+      f.summary = fmt::format("{} seq {} ({}): rank(s) {} missing ({}); {} of {} ranks entered it", group_label(g), s, f.op, ranks_text(missing_ranks), reason, present_ranks.size(), g.members.size());
     if (notyet && !never) {
       const auto& [m0, a0] = missing.front();
       f.summary += "; blocked in " + describe_blocked(g.dump_of[m0]);
@@ -670,8 +880,7 @@ class Analyzer {
       f.details["present_count"] = n;
       f.details["group_size"] = g.members.size();
       if (!what.empty()) f.details["detail"] = what;
-      f.summary = fmt::format("process group {} ({}) seq {}: rank(s) {} disagree with the other {} rank(s): {}", g.name,
-                              g.desc, s, ranks_text(f.ranks), n - idx.size(), what);
+      f.summary = fmt::format("{} seq {}: rank(s) {} disagree with the other {} rank(s): {}", group_label(g), s, ranks_text(f.ranks), n - idx.size(), what);
       add_files(f, dumps_idx);
       return f;
     };
@@ -729,8 +938,8 @@ class Analyzer {
       // some did not: the ranks in the minority state are the odd ones.
       auto f = make("state_mismatch", idx, "state differs from the majority");
       f.severity = "warning";
-      f.summary = fmt::format("process group {} ({}) seq {} ({}): rank(s) {} are in state {}, the other {} in another state",
-                              g.name, g.desc, s, f.op, ranks_text(f.ranks),
+      f.summary = fmt::format("{} seq {} ({}): rank(s) {} are in state {}, the other {} in another state",
+                              group_label(g), s, f.op, ranks_text(f.ranks),
                               to_string(present[idx.front()].u->state), n - idx.size());
       return f;
     }
@@ -765,14 +974,14 @@ class Analyzer {
       // peer process that stopped answering without leaving the collective.
       f.details["backend"] = backend;
       f.summary = fmt::format(
-          "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed — {} records no device "
+          "{} seq {} ({}): all {} ranks entered it and none completed — {} records no device "
           "progress; the wait is in its TCP transport or a peer process that stopped answering",
-          g.name, g.desc, s, f.op, present.size(), backend);
+          group_label(g), s, f.op, present.size(), backend);
     } else {
       f.summary = fmt::format(
-          "process group {} ({}) seq {} ({}): all {} ranks entered it and none completed ({} started on the GPU) — the "
+          "{} seq {} ({}): all {} ranks entered it and none completed ({} started on the GPU) — the "
           "hang is below the framework (NCCL, transport or hardware)",
-          g.name, g.desc, s, f.op, present.size(), started);
+          group_label(g), s, f.op, present.size(), started);
     }
     f.stack = stack_of(ref.d, *ref.u);
     f.stack_rank = g.members[ref.m];
@@ -803,9 +1012,9 @@ class Analyzer {
     f.details["odd_side"] = "absent";
     f.details["tail_seqs"] = hi - s;
     f.details["group_size"] = g.members.size();
-    f.summary = fmt::format("process group {} ({}) seq {} ({}): every rank that wrote a dump ({}) {} it; rank(s) {} "
+    f.summary = fmt::format("{} seq {} ({}): every rank that wrote a dump ({}) {} it; rank(s) {} "
                             "wrote no dump (crashed, killed, or cut off from the store?)",
-                            g.name, g.desc, s, f.op, present.size(),
+                            group_label(g), s, f.op, present.size(),
                             cpu_backend_ ? "ended in" : "waits in", ranks_text(f.ranks));
     f.stack = stack_of(present.front().d, *present.front().u);
     f.stack_rank = g.members[present.front().m];
@@ -880,7 +1089,7 @@ class Analyzer {
         const int cd = dump_of_rank[culprit];
         if (info_[static_cast<size_t>(cd)].blocked.entry != kNoIndex)
           f.details["culprit_blocked_in"] = describe_blocked(cd);
-        f.summary = fmt::format("process group {} ({}) p2p seq {} ({} on rank {}): {}", g.name, g.desc, *f.seq, f.op,
+        f.summary = fmt::format("{} p2p seq {} ({} on rank {}): {}", group_label(g), *f.seq, f.op,
                                 dumps_[static_cast<size_t>(at.d)].rank, what);
         if (entry(at.d, at.entry).stack != kNoIndex) {
           f.stack = dumps_[static_cast<size_t>(at.d)].stacks[entry(at.d, at.entry).stack];
@@ -942,9 +1151,9 @@ class Analyzer {
         std::set<int> rs;
         for (const auto* p : pending_matched) rs.insert(dumps_[static_cast<size_t>(p->d)].rank);
         f.ranks.assign(rs.begin(), rs.end());
-        f.summary = fmt::format("process group {} ({}) p2p seq {}: every pending send has its matching recv and none "
+        f.summary = fmt::format("{} p2p seq {}: every pending send has its matching recv and none "
                                 "completed — the transfer hangs below the framework",
-                                g.name, g.desc, *f.seq);
+                                group_label(g), *f.seq);
         add_files(f, {a->d});
         push_fault(gi, std::move(f));
       }
@@ -1087,6 +1296,13 @@ class Analyzer {
   }
 
   // ---- causal order -----------------------------------------------------
+  static std::optional<int64_t> distance_of(const FrFinding& f, int r) {
+    if (!f.details.contains("missing")) return std::nullopt;
+    for (const auto& x : f.details["missing"])
+      if (x.value("rank", -1) == r && x.contains("program_distance")) return x["program_distance"].get<int64_t>();
+    return std::nullopt;
+  }
+
   void causal_order() {
     auto& F = out_.findings;
     std::vector<int> cause(F.size(), -1);
@@ -1115,13 +1331,20 @@ class Analyzer {
               by = static_cast<int>(fj);
           }
         }
-        // Or itself the culprit of another group's fault.
+        // Or itself the culprit of another group's fault that comes first:
+        // in the rank's own program order when both faults say how far
+        // ahead of where it stopped they lie (a rank that stopped misses
+        // its next collective first, whatever the peers' clocks say), else
+        // by enqueue time.
         if (by < 0)
           for (size_t fj = 0; fj < F.size(); ++fj) {
             if (fj == fi || group_of[fj] < 0 || group_of[fj] == group_of[fi]) continue;
-            if (std::find(F[fj].ranks.begin(), F[fj].ranks.end(), r) != F[fj].ranks.end() &&
-                (F[fj].time_ns == kNoTime || F[fi].time_ns == kNoTime || F[fj].time_ns <= F[fi].time_ns))
-              by = static_cast<int>(fj);
+            if (std::find(F[fj].ranks.begin(), F[fj].ranks.end(), r) == F[fj].ranks.end()) continue;
+            const auto di = distance_of(F[fi], r), dj = distance_of(F[fj], r);
+            const bool first = di && dj && *di != *dj
+                                   ? *dj < *di
+                                   : F[fj].time_ns == kNoTime || F[fi].time_ns == kNoTime || F[fj].time_ns <= F[fi].time_ns;
+            if (first) by = static_cast<int>(fj);
           }
         if (by < 0) {
           all = false;

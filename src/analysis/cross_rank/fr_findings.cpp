@@ -28,6 +28,10 @@ std::vector<CauseSupport> supports_for(const FrFinding& f) {
     if (never > 0) return {{"rank_skips_collective", 20.0}, {"rank_stuck_in_host_code", 4.0}};
     return {{"straggler_or_timeout_too_short", 3.0}, {"rank_stuck_in_host_code", 2.0}};
   }
+  if (f.kind == "group_order_mismatch")
+    // Sub-groups wait on each other; the ranks that went straight on are
+    // where the program differs (wrong group, or a skipped sub-group call).
+    return {{"wrong_process_group", 80.0}, {"rank_skips_collective", 4.0}};
   if (f.kind == "type_mismatch") return {{"mismatched_collectives", 40.0}, {"wrong_process_group", 1.5}};
   if (f.kind == "size_mismatch" || f.kind == "dtype_mismatch") return {{"mismatched_collectives", 40.0}};
   if (f.kind == "state_mismatch" && f.details.contains("backend")) return {{"straggler_or_timeout_too_short", 1.5}};
@@ -52,6 +56,8 @@ std::vector<CauseSupport> supports_for(const FrFinding& f) {
             {"rank_skips_collective", 0.2},
             {"mismatched_collectives", 0.2}};
   if (f.kind == "slow_rank") return {{"straggler_or_timeout_too_short", 25.0}};
+  // Seen arriving, long after the others: late, not absent.
+  if (f.kind == "late_arrival") return {{"straggler_or_timeout_too_short", 30.0}, {"rank_stuck_in_host_code", 3.0}};
   if (f.kind == "no_dump") return {{"rank_process_died", 2.0}};
   return {};
 }

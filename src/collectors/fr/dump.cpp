@@ -51,7 +51,7 @@ uint32_t RankDump::intern_pg(std::string_view name, std::string_view desc) {
   auto it = pg_index_.find(key);
   if (it != pg_index_.end()) return it->second;
   const auto id = static_cast<uint32_t>(pgs.size());
-  pgs.push_back(PgRef{std::string(name), std::string(desc)});
+  pgs.push_back(PgRef{std::string(name), std::string(desc), {}});
   pg_index_.emplace(std::move(key), id);
   return id;
 }
@@ -277,6 +277,7 @@ void decode_entry(const V& e, RankDump& out) {
     r.pg = out.intern_pg(tmp, pg_desc);
   } else {
     r.pg = out.intern_pg(pg_name, pg_desc);
+    if (V pid = e.get("pg_id"); pid.is_num() && out.pgs[r.pg].local_id.empty()) out.pgs[r.pg].local_id = std::to_string(pid.i64());
   }
   r.name = out.intern_string(e.get("profiling_name").str());
   r.in_shapes = out.intern_shape(shapes_of(e.get("input_sizes")));
@@ -404,6 +405,8 @@ class PickleEntryDecoder {
     if (f[kDuration] && (f[kDuration]->type == PType::floating || f[kDuration]->type == PType::integer))
       r.duration_ms = static_cast<float>(f[kDuration]->type == PType::floating ? f[kDuration]->d() : static_cast<double>(f[kDuration]->i));
     r.pg = pg(f[kPg], f[kPgId]);
+    if (f[kPgId] && f[kPgId]->type == PType::integer && r.pg < out_.pgs.size() && out_.pgs[r.pg].local_id.empty())
+      out_.pgs[r.pg].local_id = std::to_string(f[kPgId]->i);
     r.name = str_id(f[kName]);
     r.in_shapes = shape_id(f[kInSizes]);
     r.out_shapes = shape_id(f[kOutSizes]);
@@ -613,12 +616,20 @@ void apply_backend_semantics(RankDump& d) {
   size_t best = 0;
   for (const auto& [b, n] : votes)
     if (n > best) d.backend = b, best = n;
-  // torch 2.15 gloo: the default group's config under key '' with name ''.
-  bool named_default = false;
+  // torch 2.15 gloo: one config under key '' with name ''. With the
+  // default group alone it is that group's; once sub-groups exist it holds
+  // some other group's ranks ("[0, 1]" on rank 3 of a job with {0,1} and
+  // {2,3}): then it names no group, and members come from the entries.
+  bool named_default = false, only_default = true;
   for (const auto& c : d.pg_configs)
     if (c.name == "0") named_default = true;
+  for (const auto& p : d.pgs)
+    if (p.name != "0") only_default = false;
   for (auto& c : d.pg_configs)
-    if (c.name.empty() && !named_default) c.name = "0";
+    if (c.name.empty() && !named_default) {
+      if (only_default) c.name = "0";
+      else c.ranks_known = false;
+    }
   if (d.backend.empty() || device_backend(d.backend)) return;
   // A CPU backend records no device progress: every entry stays "scheduled".
   // What completed is what pg_status says completed; without pg_status, an
@@ -627,7 +638,10 @@ void apply_backend_semantics(RankDump& d) {
   for (auto& e : d.entries) {
     if (e.state != FrState::scheduled && e.state != FrState::unknown) continue;
     if (e.pg >= d.pgs.size()) continue;
-    const auto it = d.pg_status.find(d.pgs[e.pg].name);
+    // pg_status is keyed by the process's own group index (the entries'
+    // pg_id), which is the group name only for the default group.
+    auto it = d.pg_status.end();
+    it = d.pg_status.find(d.pgs[e.pg].local_id.empty() ? d.pgs[e.pg].name : d.pgs[e.pg].local_id);
     bool done = false;
     if (it != d.pg_status.end()) {
       const int64_t seq = e.is_p2p ? -1 : e.collective_seq;

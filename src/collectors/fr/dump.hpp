@@ -64,6 +64,7 @@ struct FrEntry {
 struct PgRef {
   std::string name;  // process_group[0]: cross-rank group id ("0" = default)
   std::string desc;  // process_group[1]
+  std::string local_id;  // the entries' pg_id (this process's own index of the group; keys pg_status), "" unknown
 };
 
 struct PgConfig {

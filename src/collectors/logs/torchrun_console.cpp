@@ -304,7 +304,10 @@ std::vector<Finding> torchrun_findings(const TorchrunConsole& c) {
       // take the first-failure slot (decisive()).
       x.supports = {{"rank_process_died", decisive_signal(rc->signal) ? 20.0 : 2.0}};
       x.fields["decisive"] = decisive_signal(rc->signal);
-    } else if (rc->rank && !c.timed_out.empty() && !c.timed_out.count(*rc->rank)) {
+    } else if (rc->rank && ((!c.timed_out.empty() && !c.timed_out.count(*rc->rank)) ||
+                            (c.timed_out.empty() && stopped > 0 && stopped + 1 == c.failures.size()))) {
+      // (Or nobody timed out: it raised and the agent stopped every other
+      // worker, which were still waiting for it.)
       // The first rank to raise, and not with a collective timeout while the
       // others timed out: its own exception is the first failure (a KeyError
       // on rank 2, the others waiting for it). It takes the first-failure
@@ -313,8 +316,12 @@ std::vector<Finding> torchrun_findings(const TorchrunConsole& c) {
       x.role = FindingRole::symptom;
       x.fields["decisive"] = true;
       x.summary = "torchrun: the first worker to exit was " + rank_text(*rc) + " with code " +
-                  std::to_string(rc->exitcode.value_or(0)) + ", and it logged no collective timeout while " +
-                  std::to_string(c.timed_out.size()) + " other rank(s) did: its own error came first";
+                  std::to_string(rc->exitcode.value_or(0)) +
+                  (c.timed_out.empty()
+                       ? ", and the agent then stopped the " + std::to_string(stopped) +
+                             " other worker(s): its own error came first"
+                       : ", and it logged no collective timeout while " + std::to_string(c.timed_out.size()) +
+                             " other rank(s) did: its own error came first");
     } else {
       // An error exit: only the rank that raised first. After a timeout every
       // rank raises and the first to do so is a victim; its exception says why.

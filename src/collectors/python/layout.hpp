@@ -37,6 +37,19 @@ struct Layout {
   int64_t ob_type = 8;
   int64_t str_length = 16, str_state = 32, str_ascii_data = -1, str_compact_data = -1;
   int64_t bytes_size = 16, bytes_sval = 32;
+  // Thread names from `threading`: the frame's first local (self of
+  // Thread._bootstrap_inner) and its instance attribute `_name`, read through
+  // the type's shared keys (managed dicts). -1 where not known for a version.
+  int64_t fr_localsplus = -1;
+  int64_t tp_flags = 168;                 // PyTypeObject.tp_flags (stable since 3.0)
+  int64_t ht_cached_keys = -1;            // PyHeapTypeObject.ht_cached_keys
+  int64_t obj_values = -1, obj_dict = -1; // managed dict pre-header, relative to the object (3.11: -32, -24)
+  int64_t dict_keys = 32, dict_values = 40;             // PyDictObject.ma_keys / ma_values
+  int64_t dk_log2_index_bytes = 9, dk_kind = 10, dk_nentries = 24, dk_indices = 32;
+  // c10d waits (which process group a collective waits in): a frame's
+  // globals and its code's local names; tuple items; small ints.
+  int64_t fr_globals = -1, co_localsplusnames = -1;
+  int64_t tuple_size = 16, tuple_items = 24, long_size = 16, long_digits = 24;
   // GIL: 3.10/3.11 runtime-relative; 3.12+ through interp->ceval.gil.
   int64_t rt_gil_holder = -1, rt_gil_locked = -1;
   int64_t is_gil_ptr = -1, gil_holder = -1, gil_locked = -1;

@@ -29,6 +29,11 @@ std::optional<Layout> static_layout(int minor) {
     l.co_code_adaptive = 184;
     l.str_ascii_data = 48, l.str_compact_data = 72;
     l.rt_gil_holder = 368, l.rt_gil_locked = 376;
+    // Thread names (3.11.2, read back from a live Thread with ctypes):
+    // localsplus follows the 72-byte frame header; PyHeapTypeObject is 904
+    // bytes with ht_cached_keys 32 before its end; values/dict pre-header.
+    l.fr_localsplus = 72, l.ht_cached_keys = 872, l.obj_values = -32, l.obj_dict = -24;
+    l.fr_globals = 8, l.co_localsplusnames = 96;
     return l;
   }
   if (minor == 12) {  // 3.12.1

@@ -198,6 +198,8 @@ void add_python_frames(const SysRoot& root, ProcessStacks& ps) {
     }
     ts->py_thread_id = pt.thread_id;
     ts->holds_gil = pt.holds_gil;
+    ts->py_name = pt.name;
+    if (pt.c10d) ts->c10d = C10dWaitInfo{pt.c10d->op, pt.c10d->pg_name, pt.c10d->pg_desc, pt.c10d->ranks};
     if (!pt.error.empty()) ps.problems.push_back(fmt::format("thread {}: Python frames: {}", ts->tid, pt.error));
     if (!interleave(ts->frames, pt.frames))
       ps.problems.push_back(fmt::format(

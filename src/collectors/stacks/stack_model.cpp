@@ -38,6 +38,12 @@ void to_json(nlohmann::json& j, const ThreadStack& t) {
   if (!t.kernel_stack.empty()) j["kernel_stack"] = t.kernel_stack;
   if (t.py_thread_id)
     j["python"] = nlohmann::json{{"thread_id", fmt::format("0x{:x}", *t.py_thread_id)}, {"holds_gil", t.holds_gil}};
+  if (t.py_thread_id && !t.py_name.empty()) j["python"]["name"] = t.py_name;
+  if (t.c10d)
+    j["c10d"] = nlohmann::json{{"op", t.c10d->op},
+                               {"process_group", t.c10d->process_group},
+                               {"pg_desc", t.c10d->pg_desc},
+                               {"ranks", t.c10d->ranks}};
 }
 
 void from_json(const nlohmann::json& j, ThreadStack& t) {
@@ -59,6 +65,18 @@ void from_json(const nlohmann::json& j, ThreadStack& t) {
   if (j.contains("python") && j["python"].is_object()) {
     t.py_thread_id = std::strtoull(j["python"].value("thread_id", "0x0").c_str(), nullptr, 16);
     t.holds_gil = j["python"].value("holds_gil", false);
+    t.py_name = j["python"].value("name", "");
+  }
+  if (j.contains("c10d") && j["c10d"].is_object()) {
+    const auto& c = j["c10d"];
+    C10dWaitInfo w;
+    w.op = c.value("op", "");
+    w.process_group = c.value("process_group", "");
+    w.pg_desc = c.value("pg_desc", "");
+    if (c.contains("ranks") && c["ranks"].is_array())
+      for (const auto& r : c["ranks"])
+        if (r.is_number_integer()) w.ranks.push_back(r.get<int>());
+    t.c10d = std::move(w);
   }
 }
 

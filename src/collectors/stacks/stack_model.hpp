@@ -21,6 +21,16 @@ struct StackFrame {
   std::string kind = "native";         // native | python
 };
 
+// The c10d collective a thread waits in, from its Python frames
+// (collectors/python/walker.hpp C10dWait): op, process group name ("0" =
+// default), description (pg_desc: "default_pg", "mesh_tp") and members.
+struct C10dWaitInfo {
+  std::string op;
+  std::string process_group;
+  std::string pg_desc;
+  std::vector<int> ranks;  // global ranks, sorted; empty when unknown
+};
+
 struct ThreadStack {
   int64_t tid = 0;
   std::string name;                    // /proc/PID/task/TID/comm
@@ -36,6 +46,8 @@ struct ThreadStack {
   std::vector<std::string> kernel_stack;  // D-state threads only, /proc/.../stack (root only), innermost first
   std::optional<uint64_t> py_thread_id;  // CPython thread state's thread_id (pthread_t) when it has one
   bool holds_gil = false;                // this thread holds the GIL right now
+  std::optional<C10dWaitInfo> c10d;      // the c10d collective it waits in, when Python frames show one
+  std::string py_name;                   // threading.Thread name ("" when not a Thread or unreadable); `name` stays the native one
 };
 
 struct ProcessStacks {
