@@ -476,9 +476,9 @@ Report decide(const EvidenceSet& input) {
   // that would confirm it, when the inputs report a failure at all: on the
   // real-incident corpus such leaders were right two times in three (held-out
   // part), where insufficient_evidence is never right. A symptom (what was
-  // seen, not why) or a picture of cascades only is never a leader.
-  // A weak symptom (what was seen) does not hide the causes behind it: the
-  // leader is looked for among the causes, the symptoms set aside.
+  // seen, not why) is never a leader, but a weak one does not hide the causes
+  // behind it: the leader is looked for among the causes. A picture of
+  // cascades only has no leader.
   const CauseScore* leader = [&]() -> const CauseScore* {
     if (strong || !best || cascades_only) return nullptr;
     // Something must have failed: a configuration lead on a job that reports
