@@ -112,3 +112,54 @@ TEST_CASE("python walker reads a 3.11 runtime from buffers", "[python]") {
     CHECK(r.error().message == "cannot read the interpreter's thread list");
   }
 }
+
+TEST_CASE("python: a Thread's _name through shared keys and through a materialised dict (3.11)", "[python]") {
+  const auto l = *python::static_layout(11);
+  Mem m;
+  const uint64_t obj = 0x10100, type = 0x10400, keys = 0x10800, values = 0x10c00, s_target = 0x11000,
+                 s_name = 0x11100, s_val = 0x11200, dict = 0x11400, keys2 = 0x11800;
+  m.put<uint64_t>(obj + 8, type);
+  m.put<uint64_t>(type + 168, uint64_t{1} << 4);  // Py_TPFLAGS_MANAGED_DICT
+  m.put<uint64_t>(type + 872, keys);              // ht_cached_keys
+  m.put<uint64_t>(obj - 32, values);              // values pre-header
+  // Split keys: 8 index bytes, then {key, value} entries: _target, _name.
+  m.put<uint8_t>(keys + 9, 3);
+  m.put<uint8_t>(keys + 10, 2);
+  m.put<int64_t>(keys + 24, 2);
+  m.put<uint64_t>(keys + 40, s_target);
+  m.put<uint64_t>(keys + 56, s_name);
+  m.str(s_target, u"_target", true);
+  m.str(s_name, u"_name", true);
+  m.str(s_val, u"ckpt-writer", true);
+  m.put<uint64_t>(values + 8, s_val);  // values[1]
+  {
+    BufferMemoryReader mem;
+    mem.add(m.base, m.b);
+    CHECK(python::read_instance_str_attr(mem, obj, "_name", l) == std::optional<std::string>("ckpt-writer"));
+    CHECK_FALSE(python::read_instance_str_attr(mem, obj, "_missing", l));
+  }
+  SECTION("materialised dict: combined unicode keys with the values in the entries") {
+    m.put<uint64_t>(obj - 32, 0);
+    m.put<uint64_t>(obj - 24, dict);
+    m.put<uint64_t>(dict + 32, keys2);
+    m.put<uint64_t>(dict + 40, 0);
+    m.put<uint8_t>(keys2 + 9, 3);
+    m.put<uint8_t>(keys2 + 10, 1);
+    m.put<int64_t>(keys2 + 24, 1);
+    m.put<uint64_t>(keys2 + 40, s_name);
+    m.put<uint64_t>(keys2 + 48, s_val);
+    BufferMemoryReader mem;
+    mem.add(m.base, m.b);
+    CHECK(python::read_instance_str_attr(mem, obj, "_name", l) == std::optional<std::string>("ckpt-writer"));
+  }
+  SECTION("a type without a managed dict, or a version without the layout, gives nothing") {
+    m.put<uint64_t>(type + 168, 0);
+    BufferMemoryReader mem;
+    mem.add(m.base, m.b);
+    CHECK_FALSE(python::read_instance_str_attr(mem, obj, "_name", l));
+    m.put<uint64_t>(type + 168, uint64_t{1} << 4);
+    BufferMemoryReader mem2;
+    mem2.add(m.base, m.b);
+    CHECK_FALSE(python::read_instance_str_attr(mem2, obj, "_name", *python::static_layout(12)));
+  }
+}
