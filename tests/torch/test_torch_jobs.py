@@ -45,6 +45,7 @@ class ScenarioTest(unittest.TestCase):
     live = True           # the job hangs long enough to be captured live
     ready_ranks = range(NPROC)
     fr_causes = None      # verdicts `ccdiag fr` may give; None: same as `causes`
+    logs_causes = None    # verdicts the console + rank logs may give; None: same as `causes`
     logs_culprit = True   # the console and rank logs alone can name the culprit
     logs_ambiguous = False  # ... but not tell the hang causes apart (see test_post_mortem_logs)
 
@@ -126,11 +127,12 @@ class ScenarioTest(unittest.TestCase):
             # only an honest insufficient_evidence is acceptable, never a verdict.
             cause, rank, conf = verdict(self.logs_doc)
             print(f"\n  [{self.scenario}] console + rank logs: {cause} rank {rank} confidence {conf}", file=sys.stderr)
-            self.assertIn(cause, self.causes + ("insufficient_evidence",), describe(self.logs_doc))
+            self.assertIn(cause, (self.logs_causes or self.causes) + ("insufficient_evidence",),
+                          describe(self.logs_doc))
             if cause != "insufficient_evidence":
                 self.assertEqual(rank, self.culprit, describe(self.logs_doc))
             return
-        self.check(self.logs_doc, self.causes, culprit=self.logs_culprit, what="console + rank logs")
+        self.check(self.logs_doc, self.logs_causes or self.causes, culprit=self.logs_culprit, what="console + rank logs")
 
     def test_flight_recorder(self):
         self.assertIsNotNone(self.fr_doc, "no flight-recorder dumps were written")
@@ -299,6 +301,10 @@ class Rank0Barrier(ScenarioTest):
     culprit = 0
     causes = ("rank_stuck_in_host_code", "straggler_or_timeout_too_short")
     fr_causes = HOST_CODE + ("straggler_or_timeout_too_short",)
+    # The logs show only that rank 0 never joined the barrier the others timed
+    # out in: skipped, stuck and late read alike there (a weak leading
+    # candidate names rank 0 with one of them), unlike the live stacks.
+    logs_causes = HOST_CODE + ("straggler_or_timeout_too_short",)
     logs_ambiguous = True
 
 
