@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "ccdiag/finding.hpp"
 #include "collectors/stacks/stack_model.hpp"
 

@@ -33,7 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 
 namespace ccdiag {
 

@@ -10,7 +10,7 @@
 // verdict is insufficient_evidence, with the best candidates as alternatives.
 #pragma once
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "analysis/tree/hypothesis.hpp"
 #include "ccdiag/report.hpp"
 
