@@ -13,18 +13,6 @@
 
 namespace ccdiag {
 
-std::optional<Layer> layer_of_evidence_kind(std::string_view kind) {
-  static const std::pair<std::string_view, Layer> table[] = {
-      {"fr.", Layer::framework},        {"stacks.", Layer::framework},  {"ranks.", Layer::framework},
-      {"pytorch.", Layer::framework},   {"nccl.", Layer::nccl},         {"rdma.", Layer::transport},
-      {"net.", Layer::transport},       {"kernel.", Layer::hardware},   {"gpu.", Layer::hardware},
-      {"nvml.", Layer::hardware},       {"pcie.", Layer::hardware},     {"nvlink.", Layer::hardware},
-      {"host.", Layer::system_config},  {"config.", Layer::system_config}, {"perf.", Layer::transport}};
-  for (const auto& [prefix, layer] : table)
-    if (kind.substr(0, prefix.size()) == prefix) return layer;
-  return std::nullopt;
-}
-
 namespace {
 
 // Fields of `from` that `to` lacks, when both name the same host (or `to`

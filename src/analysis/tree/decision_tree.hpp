@@ -12,6 +12,7 @@
 
 #include "ccdiag/evidence_set.hpp"
 #include "analysis/tree/hypothesis.hpp"
+#include "ccdiag/evidence_kinds.hpp"
 #include "ccdiag/report.hpp"
 
 namespace ccdiag {
@@ -33,7 +34,7 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
 // findings, alternatives, next steps, unchecked).
 Report decide(const EvidenceSet& set);
 
-// The layer an evidence kind belongs to, by its prefix ("kernel." -> hardware).
-std::optional<Layer> layer_of_evidence_kind(std::string_view kind);
+// The layer an evidence kind belongs to: layer_of_evidence_kind() of the
+// evidence registry (ccdiag/evidence_kinds.hpp).
 
 }  // namespace ccdiag
