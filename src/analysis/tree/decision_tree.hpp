@@ -27,12 +27,21 @@ struct CauseScore {
   std::vector<const Hypothesis*> support;
 };
 
-// Combines hypotheses into per-cause scores, best first.
-std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t unchecked_count);
+// Combines hypotheses into per-cause scores, best first. A cause id the
+// catalogue lacks is a rule bug: it is never scored (no invented causes) and
+// is listed in explain->unknown_causes (tests/unit/tree_catalogue_ids.cpp
+// fails on any such id in the sources). With `explain`, records every
+// hypothesis and the odds arithmetic of each cause.
+std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t unchecked_count,
+                                     Explain* explain = nullptr);
+
+struct DecideOptions {
+  bool explain = false;  // fill Report::explain (`diagnose --explain`)
+};
 
 // Runs every rule over the set and builds the report (verdict, chain,
 // findings, alternatives, next steps, unchecked).
-Report decide(const EvidenceSet& set);
+Report decide(const EvidenceSet& set, const DecideOptions& options = {});
 
 // The layer an evidence kind belongs to: layer_of_evidence_kind() of the
 // evidence registry (ccdiag/evidence_kinds.hpp).
