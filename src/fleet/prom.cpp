@@ -154,7 +154,7 @@ std::string render_prom(const Report& r, const EvidenceSet& set, const PromConte
     const auto& d = e.data;
     if (starts_with(e.kind, "gpu.")) {
       const std::string bdf = norm_bdf(s_field(d, {"bdf"}).empty() ? e.subject.gpu.value_or("") : s_field(d, {"bdf"}));
-      for (const char* key : {"throttle_reasons", "clocks_event_reasons"}) {
+      for (const char* key : {"clocks_event_reasons"}) {  // gpu.device (nvmlDeviceGetCurrentClocksEventReasons)
         auto it = d.find(key);
         if (it == d.end()) continue;
         std::vector<std::pair<std::string, bool>> reasons;

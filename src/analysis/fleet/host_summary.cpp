@@ -131,7 +131,7 @@ HostContribution summarize_host(const std::string& host, const std::string& inpu
         if (auto m = str_field(d, {"name"}); !m.empty()) gpu_models[g] = m;
       }
       std::vector<std::string> reasons;
-      for (const char* key : {"throttle_reasons", "clocks_event_reasons"}) {
+      for (const char* key : {"clocks_event_reasons"}) {  // gpu.device (nvmlDeviceGetCurrentClocksEventReasons)
         auto it = d.find(key);
         if (it == d.end()) continue;
         if (it->is_array()) {

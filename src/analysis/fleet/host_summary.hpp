@@ -12,7 +12,7 @@
 //   host.versions   nccl_version, driver_version, cuda_toolkit_version
 //   host.dev_shm    size_bytes
 //   gpu.*           one GPU per distinct subject.gpu / data.uuid / data.bdf;
-//                   data.name; data.throttle_reasons|clocks_event_reasons
+//                   data.name; data.clocks_event_reasons
 //                   (array of reason strings, or object reason -> bool)
 //   nvlink.link     one item per link: active, counters_t0/t1 {crc_flit, crc_data, replay, recovery}
 //   pcie.link       path[]: downtrained when a link on the path lost lanes
