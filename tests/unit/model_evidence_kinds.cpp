@@ -17,10 +17,14 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "analysis/tree/catalogue.hpp"
+#include "analysis/tree/decision_tree.hpp"
 #include "analysis/tree/hypothesis.hpp"
 #include "ccdiag/evidence_kinds.hpp"
 #include "collectors/collector.hpp"
+#include "collectors/host/host_collectors.hpp"
 #include "collectors/kernel/xid.hpp"
 #include "collectors/logs/signature.hpp"
 #include "collectors/nccl/stuck_state.hpp"
@@ -239,4 +243,59 @@ TEST_CASE("generated evidence docs are current", "[contract][docs]") {
   INFO("stale: regenerate with CCDIAG_WRITE_EVIDENCE_DOCS=1 ccdiag_unit_tests \"[contract]\"");
   CHECK(slurp(root / "docs/evidence-kinds.md") == md);
   CHECK(slurp(root / "docs/schema/evidence-kinds.schema.json") == schema);
+}
+
+TEST_CASE("an unknown cause id is never scored and --explain names it", "[contract][catalogue]") {
+  std::vector<Hypothesis> hyps(2);
+  hyps[0].cause = "pcie_link_degraded";
+  hyps[0].weight = 40;
+  hyps[0].evidence_key = "k1";
+  hyps[0].rule = "pcie_state";
+  hyps[1].cause = "pcie_link_degradedd";  // a typo in a rule
+  hyps[1].weight = 1000;
+  hyps[1].evidence_key = "k2";
+  hyps[1].rule = "pcie_state";
+  Explain ex;
+  const auto scores = score_causes(hyps, 0, &ex);
+  REQUIRE(scores.size() == 1);
+  CHECK(scores[0].cause == "pcie_link_degraded");
+  CHECK(ex.unknown_causes == std::vector<std::string>{"pcie_link_degradedd"});
+  REQUIRE(ex.hypotheses.size() == 2);
+  CHECK_FALSE(ex.hypotheses[1].known_cause);
+  CHECK_FALSE(ex.hypotheses[1].counted);
+  REQUIRE(ex.causes.size() == 1);
+  CHECK(ex.causes[0].factors.size() == 1);
+  CHECK(ex.causes[0].odds == Approx(ex.causes[0].prior_odds * 40));
+  CHECK(ex.total_odds == Approx(1 + ex.causes[0].odds));
+}
+
+TEST_CASE("host.versions: the user-space driver version from the library file names", "[contract]") {
+  CHECK(user_driver_version_from_soname("libcuda.so.550.54.15") == "550.54.15");
+  CHECK(user_driver_version_from_soname("libnvidia-ml.so.535.161.08") == "535.161.08");
+  CHECK_FALSE(user_driver_version_from_soname("libcuda.so.1"));
+  CHECK_FALSE(user_driver_version_from_soname("libcuda.so"));
+  CHECK_FALSE(user_driver_version_from_soname("libnccl.so.2.21.5"));
+  CHECK_FALSE(user_driver_version_from_soname("libcuda.so.550.54.15.bak"));
+}
+
+TEST_CASE("collect_versions writes user_driver_version: the target of libcuda.so.1 first", "[contract]") {
+  const fs::path root = fs::temp_directory_path() / ("ccdiag-versions-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path lib = root / "usr/lib/x86_64-linux-gnu";
+  fs::create_directories(lib);
+  fs::create_directories(root / "proc/driver/nvidia");
+  std::ofstream(root / "proc/driver/nvidia/version")
+      << "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.161.08  Tue Mar  5 22:42:15 UTC 2024\n";
+  std::ofstream(lib / "libcuda.so.535.161.08") << "";  // a stale copy
+  std::ofstream(lib / "libcuda.so.550.54.15") << "";
+  fs::create_symlink("libcuda.so.550.54.15", lib / "libcuda.so.1");
+  CollectContext ctx;
+  ctx.root = SysRoot(root.string());
+  ctx.host = "n1";
+  const auto out = collect_versions(ctx);
+  REQUIRE(out.evidence.size() == 1);
+  const auto v = contract::HostVersions::parse(out.evidence[0].data);
+  CHECK(v.driver_version == "535.161.08");
+  CHECK(v.user_driver_version == "550.54.15");  // what the loader opens, not the first file listed
+  fs::remove_all(root);
 }
