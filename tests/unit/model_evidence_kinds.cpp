@@ -297,5 +297,10 @@ TEST_CASE("collect_versions writes user_driver_version: the target of libcuda.so
   const auto v = contract::HostVersions::parse(out.evidence[0].data);
   CHECK(v.driver_version == "535.161.08");
   CHECK(v.user_driver_version == "550.54.15");  // what the loader opens, not the first file listed
+  // Two versions and no link to say which loads: no version, never a guess.
+  fs::remove(lib / "libcuda.so.1");
+  CHECK(contract::HostVersions::parse(collect_versions(ctx).evidence[0].data).user_driver_version.empty());
+  fs::remove(lib / "libcuda.so.535.161.08");
+  CHECK(contract::HostVersions::parse(collect_versions(ctx).evidence[0].data).user_driver_version == "550.54.15");
   fs::remove_all(root);
 }

@@ -139,9 +139,13 @@ CollectorOutput collect_versions(const CollectContext& ctx) {
     for (const auto& n : *names)
       if (auto v = user_driver_version_from_soname(n)) {
         user_libs.push_back(std::string(dir) + "/" + n);
+        // Files of two versions (a stale copy) without a libcuda.so.1 link
+        // to say which one loads: no version rather than a guess.
         if (user_driver.empty()) user_driver = *v;
+        else if (user_driver != *v) user_driver = "?";
       }
   }
+  if (user_driver == "?") user_driver.clear();
   // What the loader opens: the target of libcuda.so.1 when it is a link.
   for (const char* dir : kLibraryDirs) {
     auto target = ctx.root.read_link(std::string(dir) + "/libcuda.so.1");
