@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "fleet/armor.hpp"
+#include "bundle/armor.hpp"
 #include "fleet/hostlist.hpp"
 #include "fleet/launchers.hpp"
 

@@ -61,6 +61,48 @@ struct Unchecked {
   std::string reason;                  // "skipped: libnvidia-ml.so.1 not found"
 };
 
+// `diagnose --explain`: how the verdict was scored. Every hypothesis a rule
+// emitted, and per candidate cause the odds arithmetic: prior odds times one
+// likelihood ratio per independent evidence key (the most extreme ratio of
+// that key), over 1 + the sum of all candidates' odds, times the factor for
+// probes that could not run (docs/decision-tree.md §2).
+struct ExplainHypothesis {
+  std::string rule;                    // the rule that emitted it (finding_support, pcie_state, ...)
+  std::string cause;
+  double ratio = 1.0;
+  std::string evidence_key;
+  Subject culprit;
+  std::string why;
+  bool known_cause = true;             // false: not in the catalogue, dropped from scoring
+  bool counted = false;                // the ratio that counts for its (cause, key); false: a weaker one of the same key
+};
+
+struct ExplainFactor {
+  std::string evidence_key;
+  double ratio = 1.0;                  // as multiplied (clamped to [1e-3, 1e4])
+  std::string rule;
+  std::string why;
+};
+
+struct ExplainCause {
+  std::string cause;
+  double prior = 0.0;
+  double prior_odds = 0.0;
+  std::vector<ExplainFactor> factors;
+  double odds = 0.0;                   // prior_odds x the product of the factors
+  double confidence = 0.0;             // min(0.98, odds / (1 + total_odds) x unchecked_factor)
+  bool candidate = false;              // false: only counter-evidence (never a verdict)
+};
+
+struct Explain {
+  std::vector<ExplainHypothesis> hypotheses;
+  std::vector<ExplainCause> causes;    // best first
+  double total_odds = 1.0;             // 1 + the sum of the candidates' odds
+  size_t unchecked = 0;                // probes that could not run
+  double unchecked_factor = 1.0;       // max(0.8, 0.97^unchecked)
+  std::vector<std::string> unknown_causes;  // cause ids rules emitted that the catalogue lacks (dropped)
+};
+
 struct Report {
   int schema_version = kSchemaVersion;
   std::string ccdiag_version;
@@ -72,6 +114,7 @@ struct Report {
   std::vector<Unchecked> unchecked;
   std::vector<std::string> inputs;     // bundles and logs read
   std::vector<std::string> hosts;      // hosts covered
+  std::optional<Explain> explain;      // only with `diagnose --explain`
 };
 
 void to_json(nlohmann::json& j, const Verdict& v);
@@ -79,6 +122,7 @@ void to_json(nlohmann::json& j, const ChainStep& c);
 void to_json(nlohmann::json& j, const Alternative& a);
 void to_json(nlohmann::json& j, const NextStep& n);
 void to_json(nlohmann::json& j, const Unchecked& u);
+void to_json(nlohmann::json& j, const Explain& e);
 void to_json(nlohmann::json& j, const Report& r);
 
 }  // namespace ccdiag

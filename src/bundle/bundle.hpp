@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "ccdiag/result.hpp"
 #include "sys/output_dir.hpp"
 

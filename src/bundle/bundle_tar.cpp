@@ -13,7 +13,7 @@
 #include <fstream>
 #include <vector>
 
-#include "fleet/armor.hpp"
+#include "bundle/armor.hpp"
 #include "sys/run_deadline.hpp"
 #include "sys/untrusted_file.hpp"
 

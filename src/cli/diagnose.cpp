@@ -37,6 +37,7 @@ struct DiagnoseOptions {
   std::vector<std::string> logs;
   OutputOptions output;
   bool list_causes = false;
+  bool explain = false;
 };
 
 void print_causes(const OutputOptions& o, std::ostream& out) {
@@ -119,11 +120,20 @@ int run_diagnose(const DiagnoseOptions& opts, CommandContext& ctx) {
 
   auto set = load_inputs(in);
   if (!set) return report_input_error(ctx, set.error());
-  Report report = decide(*set);
+  DecideOptions decide_opts;
+  decide_opts.explain = opts.explain;
+  Report report = decide(*set, decide_opts);
 
   switch (opts.output.format()) {
     case OutputFormat::json: render_json(report, ctx.out); break;
-    case OutputFormat::markdown: render_markdown(report, ctx.out); break;
+    case OutputFormat::markdown:
+      render_markdown(report, ctx.out);
+      if (report.explain) {
+        ctx.out << "\n```\n";
+        render_explain_text(*report.explain, ctx.out, TextStyle{});
+        ctx.out << "```\n";
+      }
+      break;
     case OutputFormat::text: render_text(report, ctx.out, TextStyle{want_color(1), ctx.global.verbose}); break;
   }
   return diagnose_exit_code(report);
@@ -137,12 +147,16 @@ void register_diagnose(CLI::App& app, CommandContext& ctx) {
   sub->add_option("inputs", opts->inputs, "Bundles (directories or .tar.gz) or a directory of bundles");
   sub->add_option("--log", opts->logs, "A log file to analyse (repeatable; '-' for stdin)")->allow_extra_args(false);
   sub->add_flag("--list-causes", opts->list_causes, "List the root-cause catalogue and exit");
+  sub->add_flag("--explain", opts->explain,
+                "Show how the verdict was scored: every rule hypothesis (cause, likelihood ratio, evidence key, culprit, "
+                "why) and the odds arithmetic per cause (an `explain` object with --json)");
   add_output_flags(sub, opts->output);
   sub->footer(
       "Examples:\n"
       "  ccdiag diagnose                                  # this host, live\n"
       "  ccdiag diagnose bundles/node*/ --json            # post-mortem, many hosts\n"
       "  ccdiag diagnose --log rank0.log --log rank1.log  # logs only\n"
+      "  ccdiag diagnose bundles/node*/ --explain         # how each cause was scored\n"
       "  ccdiag diagnose --list-causes --json\n"
       "Exit: 0 no problem, 1 problem found, 2 bad input, 3 partial (some probes did not run), 4 internal error");
   sub->callback([opts, &ctx] { ctx.exit_code = run_diagnose(*opts, ctx); });

@@ -1,5 +1,5 @@
 // Gathering what the launcher brings back: each host's armoured bundle
-// stream (fleet/armor.hpp) is decoded as it arrives into
+// stream (bundle/armor.hpp) is decoded as it arrives into
 // <work>/<host>.tar.gz (never held in memory), then unpacked into
 // <out>/<host>/ and checked with read_bundle. A host whose stream is absent,
 // cut or corrupt is listed as failed with the reason and the last lines it
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fleet/armor.hpp"
+#include "bundle/armor.hpp"
 
 namespace ccdiag {
 

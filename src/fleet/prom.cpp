@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/evidence_kinds.hpp"
+
 namespace ccdiag {
 
 std::string prom_escape_label(std::string_view v) {
@@ -114,7 +116,7 @@ std::string render_prom(const Report& r, const EvidenceSet& set, const PromConte
   std::map<std::string, GpuId> gpus;
   for (const auto& e : set.evidence) {
     if (!starts_with(e.kind, "gpu.") || !e.availability.is_ok()) continue;
-    std::string bdf = s_field(e.data, {"pci_bus_id", "bdf"});
+    std::string bdf = s_field(e.data, {"bdf"});
     if (bdf.empty() && e.subject.gpu && e.subject.gpu->size() >= 10 && (*e.subject.gpu)[4] == ':') bdf = *e.subject.gpu;
     if (bdf.empty()) continue;
     GpuId& g = gpus[norm_bdf(bdf)];
@@ -146,12 +148,13 @@ std::string render_prom(const Report& r, const EvidenceSet& set, const PromConte
   if (kernel_seen && gpus.empty() && set.findings_with("kernel.xid").empty())
     m.set("ccdiag_kernel_log_xid_events", "gauge", "Xid events found in the kernel log read by the last run (all GPUs).", {}, 0);
 
+  std::map<std::string, int> nvlinks;  // gpu -> active links
   for (const auto& e : set.evidence) {
     if (!e.availability.is_ok()) continue;
     const auto& d = e.data;
     if (starts_with(e.kind, "gpu.")) {
-      const std::string bdf = norm_bdf(s_field(d, {"pci_bus_id", "bdf"}).empty() ? e.subject.gpu.value_or("") : s_field(d, {"pci_bus_id", "bdf"}));
-      for (const char* key : {"throttle_reasons", "clocks_event_reasons"}) {
+      const std::string bdf = norm_bdf(s_field(d, {"bdf"}).empty() ? e.subject.gpu.value_or("") : s_field(d, {"bdf"}));
+      for (const char* key : {"clocks_event_reasons"}) {  // gpu.device (nvmlDeviceGetCurrentClocksEventReasons)
         auto it = d.find(key);
         if (it == d.end()) continue;
         std::vector<std::pair<std::string, bool>> reasons;
@@ -168,48 +171,52 @@ std::string render_prom(const Report& r, const EvidenceSet& set, const PromConte
           m.set("ccdiag_gpu_throttle_active", "gauge", "1 while a clock-event (throttle) reason is set on the GPU.", l, on ? 1 : 0);
         }
       }
-    } else if (starts_with(e.kind, "nvlink.")) {
-      Labels base = gpu_labels(s_field(d, {"pci_bus_id", "bdf"}).empty() ? e.subject.gpu.value_or("") : s_field(d, {"pci_bus_id", "bdf"}));
-      if (auto a = n_field(d, {"links_active", "active_links"}))
-        m.set("ccdiag_gpu_nvlink_links_active", "gauge", "Active NVLink links of the GPU.", base, *a);
-      const nlohmann::json* errs = &d;
-      if (auto it = d.find("errors"); it != d.end() && it->is_object()) errs = &*it;
-      for (const char* type : {"crc_flit", "crc_data", "replay", "recovery"})
-        if (auto x = n_field(*errs, {type})) {
-          Labels l = base;
-          l.push_back({"nvlink", d.contains("link") ? fmt::format("{}", d["link"].is_number() ? d["link"].get<int64_t>() : 0) : "all"});
-          l.push_back({"type", type});
-          m.set("ccdiag_gpu_nvlink_errors_total", "counter", "NVLink error counters (NVML).", l, *x, true);
-        }
-    } else if (starts_with(e.kind, "pcie.")) {
-      const std::string bdf = norm_bdf(s_field(d, {"pci_bus_id", "bdf"}).empty() ? e.subject.gpu.value_or("") : s_field(d, {"pci_bus_id", "bdf"}));
-      const std::string cls = s_field(d, {"class"}).empty() ? "gpu" : s_field(d, {"class"});
-      auto cw = n_field(d, {"current_width", "current_link_width"});
-      auto mw = n_field(d, {"max_width", "max_link_width"});
-      auto cs = n_field(d, {"current_speed_gts", "current_speed"});
-      auto ms = n_field(d, {"max_speed_gts", "max_speed"});
-      if (cw) m.set("ccdiag_pcie_link_width", "gauge", "PCIe link width in lanes.", {{"pci_bus_id", bdf}, {"class", cls}, {"kind", "current"}}, *cw);
-      if (mw) m.set("ccdiag_pcie_link_width", "gauge", "PCIe link width in lanes.", {{"pci_bus_id", bdf}, {"class", cls}, {"kind", "max"}}, *mw);
-      if (cs) m.set("ccdiag_pcie_link_speed_transfers_per_second", "gauge", "PCIe link speed in transfers per second.",
-                    {{"pci_bus_id", bdf}, {"class", cls}, {"kind", "current"}}, *cs * 1e9);
-      if (ms) m.set("ccdiag_pcie_link_speed_transfers_per_second", "gauge", "PCIe link speed in transfers per second.",
-                    {{"pci_bus_id", bdf}, {"class", cls}, {"kind", "max"}}, *ms * 1e9);
-      std::optional<bool> down;
-      if (auto it = d.find("downtrained"); it != d.end() && it->is_boolean()) down = it->get<bool>();
-      else if (cw && mw) down = *cw < *mw;
-      if (down)
-        m.set("ccdiag_pcie_link_downtrained", "gauge", "1 when the PCIe link runs below its maximum width.",
-              {{"pci_bus_id", bdf}, {"class", cls}}, *down ? 1 : 0);
-    } else if (e.kind == "rdma.port" || e.kind == "rdma.ports") {
-      const std::string dev = e.subject.nic.value_or(s_field(d, {"device"}));
-      const std::string port = std::to_string(e.subject.port.value_or(static_cast<int>(n_field(d, {"port"}).value_or(1))));
-      if (auto it = d.find("counter_deltas"); it != d.end() && it->is_object())
-        for (const auto& [name, val] : it->items())
-          if (val.is_number())
-            m.set("ccdiag_ib_port_counter_increase", "gauge", "Increase of an IB port counter over the probe window.",
-                  {{"device", dev}, {"port", port}, {"counter", name}}, val.get<double>());
+    } else if (e.kind == "nvlink.link") {
+      // One item per link (ccdiag/evidence_kinds.hpp): counted per GPU below.
+      const auto l = contract::NvlinkLink::parse(d);
+      const std::string gpu = e.subject.gpu.value_or("");
+      if (l.active) nvlinks[gpu] += *l.active ? 1 : 0;
+      for (const auto& [type, x] : l.counters) {
+        Labels lb = gpu_labels(gpu);
+        lb.push_back({"nvlink", l.link ? std::to_string(*l.link) : "all"});
+        lb.push_back({"type", type});
+        m.set("ccdiag_gpu_nvlink_errors_total", "counter", "NVLink error counters (NVML).", lb, static_cast<double>(x), true);
+      }
+    } else if (e.kind == "pcie.link") {
+      // The endpoint's own link (path[0]); downtrained: any link on its path lost lanes.
+      const auto link = contract::PcieLink::parse(d);
+      const auto* ep = link.endpoint();
+      if (!ep) continue;
+      const std::string bdf = norm_bdf(link.bdf.empty() ? e.subject.gpu.value_or("") : link.bdf);
+      const std::string cls = link.role.empty() ? "gpu" : link.role;
+      auto lbl = [&](const char* kind) { return Labels{{"pci_bus_id", bdf}, {"class", cls}, {"kind", kind}}; };
+      if (ep->current_width) m.set("ccdiag_pcie_link_width", "gauge", "PCIe link width in lanes.", lbl("current"), *ep->current_width);
+      if (ep->max_width) m.set("ccdiag_pcie_link_width", "gauge", "PCIe link width in lanes.", lbl("max"), *ep->max_width);
+      if (ep->current_gts)
+        m.set("ccdiag_pcie_link_speed_transfers_per_second", "gauge", "PCIe link speed in transfers per second.", lbl("current"),
+              *ep->current_gts * 1e9);
+      if (ep->max_gts)
+        m.set("ccdiag_pcie_link_speed_transfers_per_second", "gauge", "PCIe link speed in transfers per second.", lbl("max"),
+              *ep->max_gts * 1e9);
+      if (ep->current_width && ep->max_width) {
+        bool down = false;
+        for (const auto& x : link.degraded()) down = down || x.lost_width || x.down;
+        m.set("ccdiag_pcie_link_downtrained", "gauge", "1 when a PCIe link on the device's path runs below its maximum width.",
+              {{"pci_bus_id", bdf}, {"class", cls}}, down ? 1 : 0);
+      }
+    } else if (e.kind == "rdma.counters") {
+      const auto c = contract::RdmaCounters::parse(d);
+      if (!c.sampled_twice) continue;
+      const std::string dev = e.subject.nic.value_or(c.device);
+      const std::string port = std::to_string(e.subject.port.value_or(c.port.value_or(1)));
+      for (const auto& [name, v] : c.counters)
+        if (v.delta)
+          m.set("ccdiag_ib_port_counter_increase", "gauge", "Increase of an IB port counter over the probe window.",
+                {{"device", dev}, {"port", port}, {"counter", name}}, static_cast<double>(*v.delta));
     }
   }
+  for (const auto& [gpu, active] : nvlinks)
+    m.set("ccdiag_gpu_nvlink_links_active", "gauge", "Active NVLink links of the GPU.", gpu_labels(gpu), active);
   return m.text();
 }
 

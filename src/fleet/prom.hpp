@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "ccdiag/report.hpp"
 
 namespace ccdiag {

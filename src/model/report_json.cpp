@@ -53,6 +53,25 @@ void to_json(nlohmann::json& j, const Report& r) {
                      {"unchecked", r.unchecked},
                      {"inputs", r.inputs},
                      {"hosts", r.hosts}};
+  if (r.explain) j["explain"] = *r.explain;
+}
+
+void to_json(nlohmann::json& j, const Explain& e) {
+  nlohmann::json hyps = nlohmann::json::array();
+  for (const auto& h : e.hypotheses)
+    hyps.push_back({{"rule", h.rule}, {"cause", h.cause}, {"ratio", h.ratio}, {"evidence_key", h.evidence_key},
+                    {"culprit", h.culprit}, {"why", h.why}, {"known_cause", h.known_cause}, {"counted", h.counted}});
+  nlohmann::json causes = nlohmann::json::array();
+  for (const auto& c : e.causes) {
+    nlohmann::json factors = nlohmann::json::array();
+    for (const auto& f : c.factors)
+      factors.push_back({{"evidence_key", f.evidence_key}, {"ratio", f.ratio}, {"rule", f.rule}, {"why", f.why}});
+    causes.push_back({{"cause", c.cause}, {"prior", c.prior}, {"prior_odds", c.prior_odds}, {"factors", factors},
+                      {"odds", c.odds}, {"confidence", c.confidence}, {"candidate", c.candidate}});
+  }
+  j = nlohmann::json{{"hypotheses", hyps},         {"causes", causes},
+                     {"total_odds", e.total_odds}, {"unchecked", e.unchecked},
+                     {"unchecked_factor", e.unchecked_factor}, {"unknown_causes", e.unknown_causes}};
 }
 
 }  // namespace ccdiag

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "bundle/bundle.hpp"
 #include "ccdiag/result.hpp"
 #include "collectors/fr/dump.hpp"

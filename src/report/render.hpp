@@ -15,6 +15,8 @@ struct TextStyle {
 // Headline first: verdict, culprit, confidence, next step; then the walk,
 // findings, alternatives, next steps, what could not be checked.
 void render_text(const Report& report, std::ostream& out, const TextStyle& style);
+// The `--explain` section: every rule hypothesis and the odds arithmetic per cause.
+void render_explain_text(const Explain& explain, std::ostream& out, const TextStyle& style);
 // The JSON contract (docs/schema/report.schema.json), pretty-printed.
 void render_json(const Report& report, std::ostream& out);
 // A summary to paste into a ticket.

@@ -114,6 +114,33 @@ void render_text(const Report& r, std::ostream& out, const TextStyle& style) {
     out << '\n' << paint("Not checked:", "1") << '\n';
     for (const auto& u : r.unchecked) out << "  - " << u.what << ": " << u.reason << '\n';
   }
+  if (r.explain) render_explain_text(*r.explain, out, style);
+}
+
+void render_explain_text(const Explain& e, std::ostream& out, const TextStyle& style) {
+  Paint paint{style.color};
+  out << '\n' << paint("Explain: rule hypotheses", "1") << " (" << e.hypotheses.size() << ")\n";
+  for (const auto& h : e.hypotheses) {
+    const std::string culprit = h.culprit.empty() ? "-" : h.culprit.describe();
+    out << fmt::format("  {:<22} {:<32} x{:<8g} key={}  culprit=[{}]{}{}\n", h.rule, h.cause, h.ratio, h.evidence_key,
+                       culprit, h.known_cause ? (h.counted ? "" : "  (weaker, same key)") : "  (NOT IN CATALOGUE, dropped)",
+                       h.why.empty() ? "" : "\n      why: " + h.why);
+  }
+  out << '\n' << paint("Explain: odds per cause", "1")
+      << fmt::format(" (confidence = odds / {:.4g} x {:.3g} for {} unchecked probe(s), capped at 0.98)\n", e.total_odds,
+                     e.unchecked_factor, e.unchecked);
+  for (const auto& c : e.causes) {
+    std::string line = fmt::format("  {:<32} prior {:g} -> odds {:.4g}", c.cause, c.prior, c.prior_odds);
+    for (const auto& f : c.factors) line += fmt::format(" x {:g} [{}]", f.ratio, f.evidence_key);
+    line += fmt::format(" = {:.4g}", c.odds);
+    line += c.candidate ? fmt::format(" -> confidence {:.3f}", c.confidence) : std::string(" (counter-evidence only: not a candidate)");
+    out << line << '\n';
+  }
+  if (!e.unknown_causes.empty()) {
+    out << "  cause ids not in the catalogue (dropped):";
+    for (const auto& u : e.unknown_causes) out << ' ' << u;
+    out << '\n';
+  }
 }
 
 }  // namespace ccdiag

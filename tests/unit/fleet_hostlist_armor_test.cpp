@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "fleet/armor.hpp"
+#include "bundle/armor.hpp"
 #include "fleet/hostlist.hpp"
 #include "fleet/launchers.hpp"
 

@@ -21,13 +21,19 @@ TEST_CASE("absent evidence stays unset; present evidence is summarised", "[fleet
   CHECK_FALSE(h.summary.hw.nic_ports);
   CHECK(h.summary.nccl_version.empty());
 
-  set.evidence.push_back(ev("rdma.port", "n1", {{"state", "4: ACTIVE"}}));
+  // The shapes the rdma and pcie collectors write (ccdiag/evidence_kinds.hpp).
+  set.evidence.push_back(ev("rdma.port", "n1", {{"device", "mlx5_0"}, {"port", 1}, {"state", "ACTIVE"}}));
   set.evidence.back().subject.nic = "mlx5_0";
   set.evidence.back().subject.port = 1;
-  set.evidence.push_back(ev("rdma.port", "n1", {{"state", "1: DOWN"}, {"counter_deltas", {{"link_downed", 3}, {"port_rcv_data", 1000}}}}));
+  set.evidence.push_back(ev("rdma.port", "n1", {{"device", "mlx5_1"}, {"port", 1}, {"state", "DOWN"}}));
   set.evidence.back().subject.nic = "mlx5_1";
   set.evidence.back().subject.port = 1;
-  set.evidence.push_back(ev("pcie.link", "n1", {{"current_width", 8}, {"max_width", 16}}));
+  set.evidence.push_back(ev("rdma.counters", "n1", {{"device", "mlx5_1"}, {"port", 1}, {"sampled_twice", true},
+                                                    {"counters", {{"link_downed", {{"t0", 1}, {"t1", 4}, {"delta", 3}}},
+                                                                  {"port_rcv_data", {{"t0", 0}, {"t1", 1000}, {"delta", 1000}}}}}}));
+  set.evidence.push_back(ev("pcie.link", "n1", {{"bdf", "0000:17:00.0"}, {"role", "nic"},
+                                               {"path", {{{"bdf", "0000:17:00.0"}, {"current_link_width", 8}, {"max_link_width", 16}},
+                                                         {{"bdf", "0000:16:00.0"}, {"current_link_width", 16}, {"max_link_width", 16}}}}}));
   auto h2 = summarize_host("n1", "b/n1", nlohmann::json::object(), set);
   CHECK(*h2.summary.hw.nic_ports == 2);
   CHECK(*h2.summary.hw.nic_ports_active == 1);

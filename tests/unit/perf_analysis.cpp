@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/perf/perf_analysis.hpp"
+#include "collectors/perf/perf_results.hpp"
 #include "analysis/perf/topology.hpp"
 #include "pipeline/ingest.hpp"
 

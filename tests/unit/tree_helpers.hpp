@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 
 namespace tree_test {
 

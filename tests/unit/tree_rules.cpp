@@ -37,8 +37,8 @@ TEST_CASE("skew audit: the minority host is the outlier; a 1-1 tie names nobody 
   CHECK(h->derived->fields["majority"] == "2.21.5");
 
   EvidenceSet tie;
-  tie.evidence.push_back(ev("rdma.port", "a", {{"active_mtu", "4096"}}));
-  tie.evidence.push_back(ev("rdma.port", "b", {{"active_mtu", "1024"}}));
+  tie.evidence.push_back(ev("net.link", "a", {{"netdev", "ens1"}, {"mtu", 9000}}));
+  tie.evidence.push_back(ev("net.link", "b", {{"netdev", "ens1"}, {"mtu", 1500}}));
   tie.hosts = {"a", "b"};
   hs = run_rule(rules::skew_audit, tie);
   h = for_cause(hs, "mtu_mismatch");
@@ -63,16 +63,20 @@ TEST_CASE("skew audit: an NCCL_* variable set on some hosts and unset on others"
 
 TEST_CASE("rdma rules: port down, link_downed growth, QPs in error; wrong types are skipped", "[tree][rules]") {
   EvidenceSet set;
-  auto down = ev("rdma.port", "n1", {{"state", "1: DOWN"}, {"phys_state", "3: Disabled"}});
+  // The shapes the rdma collector writes (ccdiag/evidence_kinds.hpp).
+  auto down = ev("rdma.port", "n1", {{"device", "mlx5_2"}, {"port", 1}, {"state", "DOWN"}, {"phys_state", "Disabled"}});
   down.subject.nic = "mlx5_2";
   set.evidence.push_back(down);
-  auto flap = ev("rdma.port", "n2", {{"state", "4: ACTIVE"}, {"counters_delta", {{"link_downed", 2}}}});
+  auto flap = ev("rdma.counters", "n2", {{"device", "mlx5_0"}, {"port", 1}, {"sampled_twice", true},
+                                         {"counters", {{"link_downed", {{"t0", 5}, {"t1", 7}, {"delta", 2}}}}}});
   flap.subject.nic = "mlx5_0";
   set.evidence.push_back(flap);
-  set.evidence.push_back(ev("rdma.port", "n3", {{"state", 4}, {"counters_delta", "oops"}}));
-  auto qp = ev("rdma.qp", "n4", {{"qpn", "0x10"}, {"state", "ERR"}});
+  set.evidence.push_back(ev("rdma.port", "n3", {{"state", 4}}));
+  set.evidence.push_back(ev("rdma.counters", "n3", {{"sampled_twice", true}, {"counters", "oops"}}));
+  auto qp = ev("rdma.qp", "n4", {{"qps", {{{"device", "mlx5_1"}, {"lqpn", 16}, {"port", 1}, {"state", "RTS"}},
+                                          {{"device", "mlx5_1"}, {"lqpn", 17}, {"port", 1}, {"state", "ERR"}, {"pid", 4242}}}}});
   set.evidence.push_back(qp);
-  auto unavailable = ev("rdma.qp", "n5", {{"state", "ERR"}});
+  auto unavailable = ev("rdma.qp", "n5", {{"qps", {{{"state", "ERR"}}}}});
   unavailable.availability = Availability::unavailable("no RDMA netlink");
   set.evidence.push_back(unavailable);
   const auto hs = run_rule(rules::rdma_state, set);
@@ -82,15 +86,27 @@ TEST_CASE("rdma rules: port down, link_downed growth, QPs in error; wrong types 
   CHECK(for_cause(hs, "nic_link_flapping")->weight >= 20);
   REQUIRE(for_cause(hs, "qp_error_state"));
   CHECK(for_cause(hs, "qp_error_state")->culprit.host == "n4");
+  CHECK(for_cause(hs, "qp_error_state")->culprit.nic == "mlx5_1");
+  CHECK(for_cause(hs, "qp_error_state")->culprit.pid == 4242);
 }
 
 TEST_CASE("pcie rules: degraded link; IOMMU and ACS argue for and against P2P blockers", "[tree][rules]") {
   EvidenceSet set;
-  set.evidence.push_back(ev("pcie.link", "n1", {{"bdf", "0000:ca:00.0"}, {"device", "gpu"}, {"current_speed", "8.0 GT/s PCIe"},
-                                               {"max_speed", "32.0 GT/s PCIe"}, {"current_width", 8}, {"max_width", 16}}));
-  set.evidence.push_back(ev("pcie.link", "n1", {{"current_speed", "Unknown"}, {"max_speed", "Unknown"}}));
-  set.evidence.push_back(ev("host.iommu", "n1", {{"enabled", false}, {"mode", "off"}}));
-  set.evidence.push_back(ev("pcie.acs", "n1", {{"bdf", "0000:16:02.0"}, {"acs_ctl", "SrcValid+ ReqRedir+ CmpltRedir+"}}));
+  // The shapes the pcie collector writes: the endpoint and its path of hops.
+  auto hop = [](const char* bdf, double cs, double ms, int cw, int mw) {
+    return nlohmann::json{{"bdf", bdf}, {"current_link_speed_gts", cs}, {"max_link_speed_gts", ms},
+                          {"current_link_width", cw}, {"max_link_width", mw}};
+  };
+  set.evidence.push_back(ev("pcie.link", "n1", {{"bdf", "0000:ca:00.0"}, {"role", "gpu"},
+                                               {"path", {hop("0000:ca:00.0", 8, 32, 8, 16), hop("0000:c9:00.0", 32, 32, 16, 16)}}}));
+  // An idle GPU at Gen1 on its own link is power saving, not a fault.
+  set.evidence.push_back(ev("pcie.link", "n1", {{"bdf", "0000:3b:00.0"}, {"role", "gpu"},
+                                               {"path", {hop("0000:3b:00.0", 2.5, 32, 16, 16), hop("0000:3a:00.0", 2.5, 32, 16, 16)}}}));
+  set.evidence.push_back(ev("pcie.link", "n1", {{"path", "oops"}}));
+  set.evidence.push_back(ev("host.iommu", "n1", {{"mode", "off"}, {"translated", false}}));
+  set.evidence.push_back(ev("pcie.acs", "n1", {{"bdf", "0000:16:02.0"}, {"acs_capability", true}, {"req_redirect", true},
+                                              {"acs_ctl_text", "SrcValid+ ReqRedir+ CmpltRedir+"}}));
+  set.evidence.push_back(ev("pcie.acs", "n1", {{"bdf", "0000:16:03.0"}}));  // ACS unreadable (no CAP_SYS_ADMIN): no vote
   set.evidence.push_back(ev("log.peer_access", "n1", {{"from_dev", 0}, {"to_dev", 1}, {"can", true}}));
   const auto hs = run_rule(rules::pcie_state, set);
   size_t degraded = 0;
@@ -104,14 +120,15 @@ TEST_CASE("pcie rules: degraded link; IOMMU and ACS argue for and against P2P bl
 
 TEST_CASE("host rules: memlock, peermem, fabric manager, logind, firewall, resolution, driver mismatch", "[tree][rules]") {
   EvidenceSet set;
-  set.evidence.push_back(ev("host.memlock", "n1", {{"soft_bytes", 65536}}));
-  set.evidence.push_back(ev("host.peermem", "n1", {{"loaded", false}}));
-  set.evidence.push_back(ev("host.fabric_manager", "n1", {{"required", true}, {"running", false}}));
+  // The shapes the config collector writes (ccdiag/evidence_kinds.hpp).
+  set.evidence.push_back(ev("host.memlock", "n1", {{"soft", 65536}, {"hard", 65536}}));
+  set.evidence.push_back(ev("host.peermem", "n1", {{"nvidia_peermem", false}, {"gdr_possible", false}, {"nvidia_gpus", 8}, {"rdma_devices", 8}}));
+  set.evidence.push_back(ev("host.fabric_manager", "n1", {{"nvswitch_system", true}, {"fabric_manager_running", false}}));
   set.evidence.push_back(ev("host.logind", "n1", {{"remove_ipc", true}}));
   set.evidence.push_back(ev("host.firewall", "n1", {{"allows_ephemeral", false}, {"input_policy", "DROP"}}));
   set.evidence.push_back(ev("host.resolve", "n1", {{"name", "n1"}, {"addr", "127.0.1.1"}}));
   set.evidence.push_back(ev("host.versions", "n1", {{"driver_version", "535.1"}, {"user_driver_version", "550.5"}}));
-  set.evidence.push_back(ev("host.memlock", "n2", {{"soft_bytes", "unlimited"}}));  // wrong type: skipped
+  set.evidence.push_back(ev("host.memlock", "n2", {{"soft", true}}));  // wrong type: skipped
   const auto hs = run_rule(rules::host_config, set);
   for (const char* c : {"memlock_limit_too_low", "gpudirect_rdma_module_missing", "fabric_manager_not_running",
                         "removeipc_deletes_shm", "firewall_blocked_ports", "hostname_resolves_to_loopback",

@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "ccdiag/finding.hpp"
 #include "collectors/stacks/stack_model.hpp"
 

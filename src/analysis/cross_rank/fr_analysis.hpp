@@ -28,7 +28,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/fr/dump.hpp"
+#include "ccdiag/fr_dump.hpp"
+#include "ccdiag/result.hpp"
 
 namespace ccdiag::fr {
 

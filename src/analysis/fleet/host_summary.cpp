@@ -1,5 +1,7 @@
 #include "analysis/fleet/host_summary.hpp"
 
+#include "ccdiag/evidence_kinds.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -43,17 +45,14 @@ void add_opt(std::optional<T>& acc, T v) {
   acc = acc.value_or(0) + v;
 }
 
-// The GPU an item is about: subject.gpu, else data.uuid / pci_bus_id / index.
+// The GPU an item is about: subject.gpu, else data.uuid / bdf / index (gpu.device).
 std::string gpu_key(const Evidence& e) {
   if (e.subject.gpu) return *e.subject.gpu;
-  std::string k = str_field(e.data, {"uuid", "pci_bus_id", "bdf"});
+  std::string k = str_field(e.data, {"uuid", "bdf"});
   if (!k.empty()) return k;
   if (auto i = int_field(e.data, {"index", "gpu"})) return std::to_string(*i);
   return {};
 }
-
-// "4: ACTIVE" (sysfs) or "ACTIVE" / "PORT_ACTIVE".
-bool port_is_active(const std::string& state) { return state.find("ACTIVE") != std::string::npos && state.find("INIT") == std::string::npos; }
 
 // Removes addresses and offsets so the same code path on two ranks gives the
 // same text: "ncclAllReduce+0x1a2" -> "ncclAllReduce", "(anonymous)" kept.
@@ -117,9 +116,10 @@ HostContribution summarize_host(const std::string& host, const std::string& inpu
     if (!e.availability.is_ok()) continue;
     const auto& d = e.data;
     if (k == "host.versions") {
-      s.nccl_version = str_field(d, {"nccl_version"});
-      s.driver_version = str_field(d, {"driver_version"});
-      s.cuda_version = str_field(d, {"cuda_toolkit_version", "cuda_version"});
+      const auto v = contract::HostVersions::parse(d);
+      s.nccl_version = v.nccl_version;
+      s.driver_version = v.driver_version;
+      s.cuda_version = v.cuda_toolkit_version;
     } else if (k == "host.dev_shm") {
       s.dev_shm_bytes = int_field(d, {"size_bytes"});
     } else if (k == "host.identity") {
@@ -128,10 +128,10 @@ HostContribution summarize_host(const std::string& host, const std::string& inpu
       const std::string g = gpu_key(e);
       if (!g.empty()) {
         gpus.insert(g);
-        if (auto m = str_field(d, {"name", "model", "product_name"}); !m.empty()) gpu_models[g] = m;
+        if (auto m = str_field(d, {"name"}); !m.empty()) gpu_models[g] = m;
       }
       std::vector<std::string> reasons;
-      for (const char* key : {"throttle_reasons", "clocks_event_reasons"}) {
+      for (const char* key : {"clocks_event_reasons"}) {  // gpu.device (nvmlDeviceGetCurrentClocksEventReasons)
         auto it = d.find(key);
         if (it == d.end()) continue;
         if (it->is_array()) {
@@ -147,47 +147,36 @@ HostContribution summarize_host(const std::string& host, const std::string& inpu
         for (size_t i = 0; i < reasons.size(); ++i) line += (i ? "," : " ") + reasons[i];
         s.hw.throttled_gpus.push_back(line);
       }
-    } else if (starts_with(k, "nvlink.")) {
-      const std::string g = gpu_key(e);
-      auto active = int_field(d, {"links_active", "active_links"});
-      auto total = int_field(d, {"links_total", "total_links", "links_expected"});
-      if (active || total) {
-        auto& slot = nvlinks[g];
-        slot.first += static_cast<int>(active.value_or(0));
-        slot.second += static_cast<int>(total.value_or(active.value_or(0)));
+    } else if (k == "nvlink.link") {
+      // One item per link (ccdiag/evidence_kinds.hpp).
+      const auto l = contract::NvlinkLink::parse(d);
+      if (l.active) {
+        auto& slot = nvlinks[gpu_key(e)];
+        slot.first += *l.active ? 1 : 0;
+        slot.second += 1;
       }
-      const nlohmann::json* errs = &d;
-      if (auto it = d.find("errors"); it != d.end() && it->is_object()) errs = &*it;
       for (const char* name : {"crc_flit", "crc_data", "replay", "recovery"})
-        if (auto v = int_field(*errs, {name})) add_opt<int64_t>(s.hw.nvlink_errors, *v);
-    } else if (starts_with(k, "pcie.")) {
-      bool down = false;
-      bool known = false;
-      if (auto it = d.find("downtrained"); it != d.end() && it->is_boolean()) {
-        down = it->get<bool>();
-        known = true;
-      } else {
-        auto cw = int_field(d, {"current_width", "current_link_width"});
-        auto mw = int_field(d, {"max_width", "max_link_width"});
-        if (cw && mw) {
-          down = *cw < *mw;
-          known = true;
-        }
-      }
-      if (known) {
+        if (auto it = l.counters.find(name); it != l.counters.end()) add_opt<int64_t>(s.hw.nvlink_errors, it->second);
+    } else if (k == "pcie.link") {
+      const auto link = contract::PcieLink::parse(d);
+      if (const auto* ep = link.endpoint(); ep && ep->current_width && ep->max_width) {
+        bool down = false;
+        for (const auto& x : link.degraded()) down = down || x.lost_width || x.down;
         add_opt(s.hw.pcie_links, 1);
         add_opt(s.hw.pcie_downtrained, down ? 1 : 0);
       }
-    } else if (k == "rdma.port" || k == "rdma.ports") {
-      const std::string p = e.subject.nic.value_or(str_field(d, {"device"})) + "/" +
-                            std::to_string(e.subject.port.value_or(static_cast<int>(int_field(d, {"port"}).value_or(1))));
-      ports.insert(p);
-      if (port_is_active(str_field(d, {"state"}))) active_ports.insert(p);
-      if (auto inc = int_field(d, {"error_counter_increase"})) add_opt<int64_t>(s.hw.ib_error_increase, *inc);
-      if (auto it = d.find("counter_deltas"); it != d.end() && it->is_object())
-        for (const auto& [name, v] : it->items())
-          if (v.is_number() && name.find("data") == std::string::npos && name.find("packets") == std::string::npos)
-            add_opt<int64_t>(s.hw.ib_error_increase, v.get<int64_t>());
+    } else if (k == "rdma.port") {
+      const auto p = contract::RdmaPort::parse(d);
+      const std::string name = e.subject.nic.value_or(p.device) + "/" + std::to_string(e.subject.port.value_or(p.port.value_or(1)));
+      ports.insert(name);
+      if (p.state == "ACTIVE") active_ports.insert(name);
+    } else if (k == "rdma.counters") {
+      // Error counters that grew over the probe window (data and packet counts are traffic).
+      const auto c = contract::RdmaCounters::parse(d);
+      if (c.sampled_twice)
+        for (const auto& [name, v] : c.counters)
+          if (v.delta && name.find("data") == std::string::npos && name.find("packets") == std::string::npos)
+            add_opt<int64_t>(s.hw.ib_error_increase, *v.delta);
     } else if (k == "ranks.process") {
       std::optional<int64_t> r = e.subject.rank ? std::optional<int64_t>(*e.subject.rank) : int_field(d, {"rank"});
       if (r) ranks.insert(static_cast<int>(*r));

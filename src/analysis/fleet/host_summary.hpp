@@ -7,18 +7,17 @@
 // evidence kind is optional; a field nobody reported stays unset (rendered
 // "—"), which is different from a reported zero.
 //
-// Evidence kinds and fields read (other spellings that layers may use are
-// accepted where noted; docs/analyze.md has the table):
+// Evidence kinds and fields read, in the shapes their collectors write them
+// (ccdiag/evidence_kinds.hpp, docs/evidence-kinds.md):
 //   host.versions   nccl_version, driver_version, cuda_toolkit_version
 //   host.dev_shm    size_bytes
-//   gpu.*           one GPU per distinct subject.gpu / data.uuid / data.pci_bus_id;
-//                   data.name|model; data.throttle_reasons|clocks_event_reasons
+//   gpu.*           one GPU per distinct subject.gpu / data.uuid / data.bdf;
+//                   data.name; data.clocks_event_reasons
 //                   (array of reason strings, or object reason -> bool)
-//   nvlink.*        data.links_active / links_total (per GPU), data.errors
-//                   {crc_flit, crc_data, replay, recovery} or those keys at top level
-//   pcie.*          data.downtrained (bool), or current_width < max_width
-//   rdma.port       subject.nic/port; data.state ("4: ACTIVE" or "ACTIVE");
-//                   data.error_counter_increase (number) or counter_deltas {name: n}
+//   nvlink.link     one item per link: active, counters_t0/t1 {crc_flit, crc_data, replay, recovery}
+//   pcie.link       path[]: downtrained when a link on the path lost lanes
+//   rdma.port       subject.nic/port; state ("ACTIVE")
+//   rdma.counters   counters {name: {delta}} when sampled_twice (error counters only)
 //   ranks.process   subject.rank (or data.rank), data.world_size
 //   stacks.process  subject.rank/pid; data.signature or data.threads[].frames[].function
 //   fr.rank_progress / any fr.* or nccl.* evidence with data.last_{enqueued,started,completed}_seq
@@ -33,7 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 
 namespace ccdiag {
 

@@ -12,7 +12,8 @@
 
 #include "analysis/perf/topology.hpp"
 #include "ccdiag/finding.hpp"
-#include "collectors/perf/perf_results.hpp"
+#include "ccdiag/perf_run.hpp"
+#include "ccdiag/result.hpp"
 
 namespace ccdiag::perf {
 

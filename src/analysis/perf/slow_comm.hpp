@@ -18,7 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ccdiag/finding.hpp"
-#include "collectors/fr/dump.hpp"
+#include "ccdiag/fr_dump.hpp"
+#include "ccdiag/result.hpp"
 
 namespace ccdiag::perf {
 

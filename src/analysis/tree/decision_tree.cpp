@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <iostream>
 #include <map>
 #include <utility>
 #include <set>
@@ -12,18 +11,6 @@
 #include "ccdiag/version.hpp"
 
 namespace ccdiag {
-
-std::optional<Layer> layer_of_evidence_kind(std::string_view kind) {
-  static const std::pair<std::string_view, Layer> table[] = {
-      {"fr.", Layer::framework},        {"stacks.", Layer::framework},  {"ranks.", Layer::framework},
-      {"pytorch.", Layer::framework},   {"nccl.", Layer::nccl},         {"rdma.", Layer::transport},
-      {"net.", Layer::transport},       {"kernel.", Layer::hardware},   {"gpu.", Layer::hardware},
-      {"nvml.", Layer::hardware},       {"pcie.", Layer::hardware},     {"nvlink.", Layer::hardware},
-      {"host.", Layer::system_config},  {"config.", Layer::system_config}, {"perf.", Layer::transport}};
-  for (const auto& [prefix, layer] : table)
-    if (kind.substr(0, prefix.size()) == prefix) return layer;
-  return std::nullopt;
-}
 
 namespace {
 
@@ -44,11 +31,18 @@ void fill_culprit(Subject& to, const Subject& from) {
 
 }  // namespace
 
-std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t unchecked_count) {
+std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t unchecked_count,
+                                     Explain* explain) {
   // cause -> evidence_key -> strongest hypothesis for that key
   std::map<std::string, std::map<std::string, const Hypothesis*>> by_cause;
   for (const auto& h : hyps) {
-    if (!find_cause(h.cause)) continue;  // unknown id: a rule bug; never invent causes
+    if (!find_cause(h.cause)) {
+      // Unknown id: a rule bug; never invent causes. --explain names it.
+      if (explain && std::find(explain->unknown_causes.begin(), explain->unknown_causes.end(), h.cause) ==
+                         explain->unknown_causes.end())
+        explain->unknown_causes.push_back(h.cause);
+      continue;
+    }
     const std::string key = h.evidence_key.empty() ? h.why : h.evidence_key;
     auto& slot = by_cause[h.cause][key];
     // Within one key keep the most extreme ratio (far from 1 either way).
@@ -92,6 +86,38 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
     if (a.confidence != b.confidence) return a.confidence > b.confidence;
     return a.cause < b.cause;
   });
+  if (explain) {
+    explain->total_odds = total;
+    explain->unchecked = unchecked_count;
+    explain->unchecked_factor = unchecked_factor;
+    std::set<const Hypothesis*> counted;
+    for (const auto& [cause, keys] : by_cause)
+      for (const auto& [key, h] : keys) counted.insert(h);
+    for (const auto& h : hyps)
+      explain->hypotheses.push_back(ExplainHypothesis{h.rule, h.cause, h.weight, h.evidence_key, h.culprit, h.why,
+                                                      find_cause(h.cause) != nullptr, counted.count(&h) > 0});
+    auto describe = [&](const std::string& cause, const std::map<std::string, const Hypothesis*>& keys, bool candidate,
+                        double confidence) {
+      const CauseInfo* info = find_cause(cause);
+      ExplainCause c;
+      c.cause = cause;
+      c.prior = info->prior;
+      c.prior_odds = info->prior / (1.0 - info->prior);
+      c.odds = c.prior_odds;
+      for (const auto& [key, h] : keys) {
+        const double r = std::clamp(h->weight, 1e-3, 1e4);
+        c.factors.push_back(ExplainFactor{key, r, h->rule, h->why});
+        c.odds *= r;
+      }
+      c.candidate = candidate;
+      c.confidence = confidence;
+      return c;
+    };
+    for (const auto& sc : scores) explain->causes.push_back(describe(sc.cause, by_cause[sc.cause], true, sc.confidence));
+    for (const auto& [cause, keys] : by_cause)
+      if (std::none_of(scores.begin(), scores.end(), [&](const CauseScore& x) { return x.cause == cause; }))
+        explain->causes.push_back(describe(cause, keys, false, 0.0));
+  }
   return scores;
 }
 
@@ -333,7 +359,7 @@ NextStep probe_for(Layer layer) {
 
 }  // namespace
 
-Report decide(const EvidenceSet& input) {
+Report decide(const EvidenceSet& input, const DecideOptions& options) {
   Report report;
   report.ccdiag_version = version_string();
   report.unchecked = input.unchecked;
@@ -350,7 +376,11 @@ Report decide(const EvidenceSet& input) {
   }
 
   std::vector<Hypothesis> hyps;
-  for (const auto& rule : all_rules()) rule.run(set, hyps);
+  for (const auto& rule : all_rules()) {
+    const size_t from = hyps.size();
+    rule.run(set, hyps);
+    for (size_t i = from; i < hyps.size(); ++i) hyps[i].rule = rule.name;
+  }
   // The watchdog rule reasons from the absence of errors; any specific
   // evidence another rule found (a config skew, a probe's fault) is such an
   // error, so the watchdog's guess yields to it.
@@ -373,13 +403,10 @@ Report decide(const EvidenceSet& input) {
   const size_t missed = static_cast<size_t>(std::count_if(set.unchecked.begin(), set.unchecked.end(), [](const Unchecked& u) {
     return u.reason.rfind("skipped:", 0) != 0;
   }));
-  const auto scores = score_causes(hyps, missed);
-  // CCDIAG_TREE_TRACE=1 prints every hypothesis to stderr: how the score of
-  // each cause was built (for calibrating weights on site data).
-  if (const char* t = std::getenv("CCDIAG_TREE_TRACE"); t && *t == '1')
-    for (const auto& h : hyps)
-      std::cerr << "tree: " << h.cause << " x" << h.weight << " key=" << h.evidence_key << " culprit=["
-                << h.culprit.describe() << "] " << h.why << '\n';
+  // --explain: every hypothesis and how the score of each cause was built
+  // (for reading a verdict, and for calibrating weights on site data).
+  if (options.explain) report.explain.emplace();
+  const auto scores = score_causes(hyps, missed, report.explain ? &*report.explain : nullptr);
 
   const bool any_problem = std::any_of(findings.begin(), findings.end(), is_problem);
   const CauseScore* best = scores.empty() ? nullptr : &scores.front();

@@ -10,8 +10,9 @@
 // verdict is insufficient_evidence, with the best candidates as alternatives.
 #pragma once
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "analysis/tree/hypothesis.hpp"
+#include "ccdiag/evidence_kinds.hpp"
 #include "ccdiag/report.hpp"
 
 namespace ccdiag {
@@ -26,14 +27,23 @@ struct CauseScore {
   std::vector<const Hypothesis*> support;
 };
 
-// Combines hypotheses into per-cause scores, best first.
-std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t unchecked_count);
+// Combines hypotheses into per-cause scores, best first. A cause id the
+// catalogue lacks is a rule bug: it is never scored (no invented causes) and
+// is listed in explain->unknown_causes (tests/unit/tree_catalogue_ids.cpp
+// fails on any such id in the sources). With `explain`, records every
+// hypothesis and the odds arithmetic of each cause.
+std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t unchecked_count,
+                                     Explain* explain = nullptr);
+
+struct DecideOptions {
+  bool explain = false;  // fill Report::explain (`diagnose --explain`)
+};
 
 // Runs every rule over the set and builds the report (verdict, chain,
 // findings, alternatives, next steps, unchecked).
-Report decide(const EvidenceSet& set);
+Report decide(const EvidenceSet& set, const DecideOptions& options = {});
 
-// The layer an evidence kind belongs to, by its prefix ("kernel." -> hardware).
-std::optional<Layer> layer_of_evidence_kind(std::string_view kind);
+// The layer an evidence kind belongs to: layer_of_evidence_kind() of the
+// evidence registry (ccdiag/evidence_kinds.hpp).
 
 }  // namespace ccdiag

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "ccdiag/subject.hpp"
 
 namespace ccdiag {
@@ -23,6 +23,7 @@ struct Hypothesis {
   // A finding the rule derived (a skew audit outlier, a cross-finding
   // conclusion) to show in the report; decide() adds each distinct one once.
   std::optional<Finding> derived;
+  std::string rule;                     // the rule that emitted it (set by decide(), for --explain)
 };
 
 struct RuleInfo {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 
 namespace ccdiag {
 

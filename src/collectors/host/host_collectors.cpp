@@ -47,6 +47,18 @@ std::optional<std::string> nccl_version_from_soname(std::string_view name) {
   return std::string(v);
 }
 
+std::optional<std::string> user_driver_version_from_soname(std::string_view name) {
+  for (std::string_view prefix : {std::string_view("libcuda.so."), std::string_view("libnvidia-ml.so.")}) {
+    if (name.substr(0, prefix.size()) != prefix) continue;
+    std::string_view v = name.substr(prefix.size());
+    // "550.54.15": libcuda.so.1 is only the SONAME link.
+    if (std::count(v.begin(), v.end(), '.') < 1 || v.find_first_not_of("0123456789.") != std::string_view::npos)
+      return std::nullopt;
+    return std::string(v);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> driver_version_from_proc(std::string_view text) {
   const size_t at = text.find("Kernel Module");
   if (at == std::string_view::npos) return std::nullopt;
@@ -115,6 +127,38 @@ CollectorOutput collect_versions(const CollectContext& ctx) {
   }
   e.data["nccl_version"] = nccl;
   e.data["nccl_libraries"] = nccl_found;
+  // The user-space driver: libcuda.so.<driver version> and
+  // libnvidia-ml.so.<driver version> ship with the driver package and must
+  // match the kernel module (a container image with another driver's
+  // libraries makes every CUDA/NVML call fail).
+  std::vector<std::string> user_libs;
+  std::string user_driver;
+  for (const char* dir : kLibraryDirs) {
+    auto names = ctx.root.list_dir(dir);
+    if (!names) continue;
+    for (const auto& n : *names)
+      if (auto v = user_driver_version_from_soname(n)) {
+        user_libs.push_back(std::string(dir) + "/" + n);
+        // Files of two versions (a stale copy) without a libcuda.so.1 link
+        // to say which one loads: no version rather than a guess.
+        if (user_driver.empty()) user_driver = *v;
+        else if (user_driver != *v) user_driver = "?";
+      }
+  }
+  if (user_driver == "?") user_driver.clear();
+  // What the loader opens: the target of libcuda.so.1 when it is a link.
+  for (const char* dir : kLibraryDirs) {
+    auto target = ctx.root.read_link(std::string(dir) + "/libcuda.so.1");
+    if (!target) continue;
+    if (auto v = user_driver_version_from_soname(target->substr(target->rfind('/') + 1))) {
+      user_driver = *v;
+      break;
+    }
+  }
+  if (!user_driver.empty()) {
+    e.data["user_driver_version"] = user_driver;
+    e.data["user_driver_libraries"] = user_libs;
+  }
   if (auto cuda = ctx.root.read_file("/usr/local/cuda/version.json", 64 * 1024)) {
     auto j = nlohmann::json::parse(*cuda, nullptr, false);
     if (!j.is_discarded() && j.contains("cuda") && j["cuda"].contains("version"))

@@ -22,6 +22,8 @@ Evidence host_evidence(const CollectContext& ctx, const char* kind, const std::s
 // Pure helpers (tested on their own).
 // "libnccl.so.2.28.9" -> "2.28.9"; nullopt for other names.
 std::optional<std::string> nccl_version_from_soname(std::string_view file_name);
+// "libcuda.so.550.54.15" / "libnvidia-ml.so.550.54.15" -> "550.54.15".
+std::optional<std::string> user_driver_version_from_soname(std::string_view file_name);
 // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 ..." -> "550.54.15"
 std::optional<std::string> driver_version_from_proc(std::string_view text);
 // The size= option of the /dev/shm line of /proc/mounts, in bytes ("size=65536k").

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 
 namespace ccdiag {
 

@@ -1,4 +1,4 @@
-// Rules over host configuration evidence (host.*, gpu.fabric): limits,
+// Rules over host configuration evidence (host.*, gpu.device fabric): limits,
 // modules, services and identities that make NCCL fail although every device
 // is healthy. Each reads documented data fields (docs/decision-tree.md) and
 // skips items whose fields are missing.
@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis/tree/rules/rules.hpp"
+#include "ccdiag/evidence_kinds.hpp"
 
 namespace ccdiag::rules {
 
@@ -25,60 +26,76 @@ Hypothesis hyp(const char* cause, const Evidence* e, double w, std::string key, 
 }
 
 bool uses_rdma(const EvidenceSet& set) {
-  return !set.of_kind("log.net_ib").empty() || !set.of_kind("rdma.port").empty() ||
-         !set.findings_with("log.ib_").empty();
+  const auto ports = set.of_kind("rdma.port");
+  return !set.of_kind("log.net_ib").empty() || !set.findings_with("log.ib_").empty() ||
+         std::any_of(ports.begin(), ports.end(), [](const Evidence* e) { return e->availability.is_ok(); });
+}
+
+// The host has no RDMA NIC (host.peermem counted none) and nothing shows
+// verbs in use: memlock and GPUDirect do not matter there.
+bool no_rdma_nic(const EvidenceSet& set, const Evidence* e) {
+  if (uses_rdma(set)) return false;
+  for (const auto* p : set.of_kind("host.peermem"))
+    if (p->availability.is_ok() && p->subject.host == e->subject.host &&
+        contract::HostPeermem::parse(p->data).rdma_devices == std::optional<int64_t>(0))
+      return true;
+  return false;
 }
 
 }  // namespace
 
 void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
-  // host.memlock {soft_bytes, hard_bytes}: -1 means unlimited.
+  // The kinds as their collectors write them (ccdiag/evidence_kinds.hpp). A
+  // vote on the same observation as a config/gpu finding shares its key
+  // (collectors/config/config_findings.cpp), so it counts once.
+  // host.memlock {soft, hard}: bytes or "unlimited".
   for (const auto* e : set.of_kind("host.memlock")) {
     if (!e->availability.is_ok()) continue;
-    const auto soft = int_field(e->data, "soft_bytes");
-    if (!soft) continue;
+    const auto soft = contract::HostMemlock::parse(e->data).soft_bytes;
+    if (!soft || no_rdma_nic(set, e)) continue;
     if (*soft >= 0 && *soft < (64LL << 20))
-      out.push_back(hyp("memlock_limit_too_low", e, uses_rdma(set) ? 10 : 3, "memlock",
+      out.push_back(hyp("memlock_limit_too_low", e, uses_rdma(set) ? 10 : 3, "host.memlock_low",
                         "max locked memory on " + host_name(e->subject) + " is " + std::to_string(*soft >> 10) +
                             " KiB: RDMA registration of NCCL buffers fails",
                         Severity::error));
     else
-      out.push_back(hyp("memlock_limit_too_low", e, 0.1, "memlock", "memlock is unlimited or large"));
+      out.push_back(hyp("memlock_limit_too_low", e, 0.1, "host.memlock_low", "memlock is unlimited or large"));
   }
-  // host.peermem {loaded, module, dmabuf}: GPUDirect RDMA needs one of them.
+  // host.peermem: GPUDirect RDMA needs nvidia_peermem, the legacy module or DMA-BUF.
   for (const auto* e : set.of_kind("host.peermem")) {
     if (!e->availability.is_ok()) continue;
-    const auto loaded = bool_field(e->data, "loaded");
-    if (!loaded) continue;
-    const bool dmabuf = bool_field(e->data, "dmabuf").value_or(false);
-    if (!*loaded && !dmabuf)
-      out.push_back(hyp("gpudirect_rdma_module_missing", e, uses_rdma(set) ? 10 : 2, "peermem",
+    const auto p = contract::HostPeermem::parse(e->data);
+    // Only GPUs and RDMA NICs together need a GPUDirect path.
+    if (!p.gdr_possible || p.nvidia_gpus.value_or(0) == 0 || p.rdma_devices.value_or(0) == 0) continue;
+    if (!*p.gdr_possible)
+      out.push_back(hyp("gpudirect_rdma_module_missing", e, uses_rdma(set) ? 10 : 2, "host.peermem_missing",
                         "no nvidia-peermem module and no dma-buf on " + host_name(e->subject), Severity::error));
     else
-      out.push_back(hyp("gpudirect_rdma_module_missing", e, 0.1, "peermem", "GPUDirect RDMA support present"));
+      out.push_back(hyp("gpudirect_rdma_module_missing", e, 0.1, "host.peermem_missing", "GPUDirect RDMA support present"));
   }
-  // host.fabric_manager {required (NVSwitch system), running}.
+  // host.fabric_manager {nvswitch_system, fabric_manager_running}.
   for (const auto* e : set.of_kind("host.fabric_manager")) {
     if (!e->availability.is_ok()) continue;
-    const auto required = bool_field(e->data, "required"), running = bool_field(e->data, "running");
-    if (!required || !running || !*required) continue;
-    if (!*running)
-      out.push_back(hyp("fabric_manager_not_running", e, 100, "fabric_manager",
+    const auto fm = contract::HostFabricManager::parse(e->data);
+    if (!fm.nvswitch_system || !fm.fabric_manager_running || !*fm.nvswitch_system) continue;
+    if (!*fm.fabric_manager_running)
+      out.push_back(hyp("fabric_manager_not_running", e, 100, "host.fabric_manager_not_running",
                         "NVSwitch system " + host_name(e->subject) + " has no running nvidia-fabricmanager",
                         Severity::critical));
     else
-      out.push_back(hyp("fabric_manager_not_running", e, 0.1, "fabric_manager", "the fabric manager runs"));
+      out.push_back(hyp("fabric_manager_not_running", e, 0.1, "host.fabric_manager_not_running", "the fabric manager runs"));
   }
-  // gpu.fabric {state (completed|in_progress|not_started|not_supported), status}.
-  for (const auto* e : set.of_kind("gpu.fabric")) {
+  // gpu.device data.fabric {state_name, status}: registration with the NVLink fabric.
+  for (const auto* e : set.of_kind("gpu.device")) {
     if (!e->availability.is_ok()) continue;
-    const auto state = str_field(e->data, "state").value_or("");
-    const auto status = str_field(e->data, "status").value_or("success");
-    if (state.empty() || state == "not_supported") continue;
-    if (state != "completed" || status != "success") {
+    const auto fab = contract::GpuFabric::of_device(e->data);
+    if (!fab || fab->state_name.empty() || fab->state_name == "not_supported") continue;
+    const bool ok_status = fab->status.value_or(0) == 0;
+    if (fab->state_name != "completed" || !ok_status) {
+      const std::string status = fab->status_name.empty() ? (ok_status ? "SUCCESS" : "error") : fab->status_name;
       auto h = hyp("fabric_manager_state", e, 150, "gpu_fabric",
                    "GPU " + e->subject.gpu.value_or("?") + " on " + host_name(e->subject) + " has fabric state " +
-                       state + " (status " + status + "): not registered with the NVLink fabric",
+                       fab->state_name + " (status " + status + "): not registered with the NVLink fabric",
                    Severity::error, Layer::system_config);
       h.culprit.gpu = e->subject.gpu;
       out.push_back(std::move(h));
@@ -134,10 +151,11 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   // host.versions: kernel module vs user-space driver library.
   for (const auto* e : set.of_kind("host.versions")) {
     if (!e->availability.is_ok()) continue;
-    const auto kmod = str_field(e->data, "driver_version"), lib = str_field(e->data, "user_driver_version");
-    if (kmod && lib && !kmod->empty() && !lib->empty() && *kmod != *lib)
+    const auto v = contract::HostVersions::parse(e->data);
+    const auto kmod = v.driver_version, lib = v.user_driver_version;
+    if (!kmod.empty() && !lib.empty() && kmod != lib)
       out.push_back(hyp("driver_library_mismatch", e, 100, "driver_lib:" + host_name(e->subject),
-                        "kernel module " + *kmod + " but user-space driver library " + *lib + " on " +
+                        "kernel module " + kmod + " but user-space driver library " + lib + " on " +
                             host_name(e->subject),
                         Severity::critical));
   }

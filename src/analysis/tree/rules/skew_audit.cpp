@@ -93,16 +93,23 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   for (const auto* e : set.of_kind("rdma.port")) {
     if (!e->availability.is_ok()) continue;
     const std::string port = e->subject.nic.value_or("?") + "/" + std::to_string(e->subject.port.value_or(1));
-    if (auto v = str_field(e->data, "active_mtu")) observe("RDMA active MTU", Layer::transport, {{"mtu_mismatch", 100}}, e, *v);
-    if (auto v = str_field(e->data, "gid_index"))
-      observe("RoCE GID index", Layer::transport, {{"roce_gid_index_mismatch", 100}}, e, *v);
+    // The rdma collector reads sysfs, which has no active MTU or GID index:
+    // the MTU is net.link's (RoCE follows the netdev), the GID index NCCL_IB_GID_INDEX.
     if (auto v = str_field(e->data, "rate"))
       observe("RDMA link rate", Layer::hardware, {{"nic_link_flapping", 6}, {"pcie_link_degraded", 2}}, e, *v);
   }
+  // A netdev behind a RoCE port (rdma.port netdevs) sets that port's RDMA path
+  // MTU: its skew weighs like an RDMA MTU skew.
+  std::set<std::string> rdma_netdevs;
+  for (const auto* e : set.of_kind("rdma.port"))
+    if (e->data.is_object() && e->data.contains("netdevs") && e->data["netdevs"].is_array())
+      for (const auto& n : e->data["netdevs"])
+        if (n.is_string()) rdma_netdevs.insert(n.get<std::string>());
   for (const auto* e : set.of_kind("net.link")) {
     if (!e->availability.is_ok()) continue;
+    const bool rdma = e->subject.nic && rdma_netdevs.count(*e->subject.nic);
     if (auto v = str_field(e->data, "mtu")) observe("netdev MTU " + e->subject.nic.value_or(""), Layer::transport,
-                                                    {{"mtu_mismatch", 60}}, e, *v);
+                                                    {{"mtu_mismatch", rdma ? 100.0 : 60.0}}, e, *v);
   }
 
   for (auto& [name, a] : attrs) {

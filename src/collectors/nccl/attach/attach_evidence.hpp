@@ -5,7 +5,7 @@
 // nccl.attach.* findings, like the RAS and flight-recorder findings.
 #pragma once
 
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/nccl/attach/attach_model.hpp"
 

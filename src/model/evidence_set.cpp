@@ -1,4 +1,4 @@
-#include "analysis/evidence_set.hpp"
+#include "ccdiag/evidence_set.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "fleet/armor.hpp"
+#include "bundle/armor.hpp"
 
 #include "bundle/bundle_tar.hpp"
 
