@@ -15,6 +15,29 @@ FIXTURES = os.path.join(SOURCE_DIR, "tests", "fixtures")
 EXAMPLES = os.path.join(SOURCE_DIR, "examples", "bundles")
 SCHEMA_DIR = os.path.join(SOURCE_DIR, "docs", "schema")
 
+
+# The hardware sysroot fixtures (tests/fixtures/sysroots) -> (verdict.root_cause,
+# culprit fields that must match), shared by the probe tests and the
+# collect -> diagnose end-to-end test.
+HARDWARE_SYSROOT_VERDICTS = {
+    "hgx-h100-healthy": ("no_problem_found", {}),
+    "gpu-link-downtrained-x8": ("pcie_link_degraded", {"gpu": "0000:3b:00.0", "rank": 3}),
+    "acs-enabled-on-switch": ("pcie_acs_p2p_blocked", {}),
+    "acs-unknown-not-root": ("no_problem_found", {}),
+    "ib-port-down": ("nic_port_down", {"nic": "mlx5_2", "port": 1}),
+    "roce-counters-rising": ("nic_link_flapping", {"nic": "mlx5_5"}),
+    "iommu-translating": ("iommu_blocks_p2p", {}),
+    "aer-fatal-gpu-fell-off-bus": ("gpu_fell_off_bus", {"gpu": "0000:3b:00.0", "rank": 3}),
+    "xid-48-double-bit-ecc": ("gpu_ecc_or_memory_fault", {"gpu": "0000:19:00.0", "rank": 1}),
+    "xid-74-nvlink": ("gpu_xid_nvlink_fault", {"gpu": "0000:9e:00.0", "rank": 5}),
+    "xid-94-contained-ecc-mig": ("gpu_ecc_or_memory_fault", {"gpu": "0000:bf:00.0"}),
+    "xid-119-gsp-timeout": ("gpu_hung_kernel", {"gpu": "0000:c0:00.0"}),
+    "qp-error-rank5": ("qp_error_state", {"rank": 5, "pid": 48246, "nic": "mlx5_5"}),
+    "container-memlock-64k": ("memlock_limit_too_low", {}),
+    "fabric-manager-stopped": ("fabric_manager_not_running", {}),
+    "no-gpudirect-module": ("gpudirect_rdma_module_missing", {}),
+}
+
 try:
     import jsonschema  # Debian: python3-jsonschema
 except ImportError:  # pragma: no cover - setup.sh installs it
