@@ -140,8 +140,9 @@ const std::vector<TextCue>& text_cues() {
       // the layer. 'invalid argument' (cudaErrorInvalidValue) is a call the driver rejects: a library /
       // driver combination or an NCCL defect (fixed by another NCCL release in the corpus), not a GPU
       // fault; in NVLS set-up it is the multicast object the NVSwitch fabric would not create.
+      // Only NCCL's own report of it: PyTorch's "CUDA error: invalid argument" is as often the user's kernel.
       {"cuda_invalid_value", {"Cuda failure 'invalid argument'", "Cuda failure 1 'invalid argument'",
-                              "CUDA error: invalid argument", "cudaErrorInvalidValue", "CUDA_ERROR_INVALID_VALUE"},
+                              "Cuda failure 'cudaErrorInvalidValue'"},
        {}, {"nvls", "NVLS"}, L::nccl, "CUDA call rejected", S::error, R::primary,
        "a CUDA call inside NCCL was rejected as invalid (library / driver combination or an NCCL defect, not a GPU "
        "fault)",
