@@ -14,18 +14,6 @@ using R = FindingRole;
 
 bool has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
 
-bool has_ci(std::string_view s, std::string_view needle) {
-  if (needle.size() > s.size()) return false;
-  for (size_t i = 0; i + needle.size() <= s.size(); ++i) {
-    size_t k = 0;
-    while (k < needle.size() &&
-           std::tolower(static_cast<unsigned char>(s[i + k])) == std::tolower(static_cast<unsigned char>(needle[k])))
-      ++k;
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
-
 // NCCL source files by subsystem (the src/ tree of NCCL 2.18-2.27: the IB
 // transport was split into transport/net_ib/*.cc in 2.23, the plugin loader
 // moved to plugin/*.cc in 2.24). Prefix match on the path NCCL prints.
@@ -82,16 +70,16 @@ const SourceArea kSources[] = {
 
 struct TextCue {
   const char* id;
-  std::vector<const char*> any;   // one must occur
-  std::vector<const char*> all;   // every one must occur
-  std::vector<const char*> none;  // none may occur
+  std::vector<std::string_view> any;   // one must occur
+  std::vector<std::string_view> all;   // every one must occur
+  std::vector<std::string_view> none;  // none may occur
   Layer layer;
   const char* subsystem;
   Severity severity;
   FindingRole role;
   const char* summary;
   std::vector<CauseSupport> supports;
-  std::vector<const char*> any2 = {};  // and one of these must occur (when non-empty)
+  std::vector<std::string_view> any2 = {};  // and one of these must occur (when non-empty)
 };
 
 // Mechanism-level messages and their layer. Weights are likelihood ratios
@@ -310,14 +298,14 @@ const std::vector<TextCue>& text_cues() {
   return t;
 }
 
-bool matches(const TextCue& c, std::string_view line) {
-  if (!c.any.empty() && std::none_of(c.any.begin(), c.any.end(), [&](const char* a) { return has(line, a); }))
+bool matches(const TextCue& c, const LineText& line) {
+  if (!c.any.empty() && std::none_of(c.any.begin(), c.any.end(), [&](std::string_view a) { return line.has(a); }))
     return false;
-  for (const char* a : c.all)
-    if (!has(line, a)) return false;
-  for (const char* n : c.none)
-    if (has(line, n)) return false;
-  if (!c.any2.empty() && std::none_of(c.any2.begin(), c.any2.end(), [&](const char* a) { return has(line, a); }))
+  for (std::string_view a : c.all)
+    if (!line.has(a)) return false;
+  for (std::string_view n : c.none)
+    if (line.has(n)) return false;
+  if (!c.any2.empty() && std::none_of(c.any2.begin(), c.any2.end(), [&](std::string_view a) { return line.has(a); }))
     return false;
   return true;
 }
@@ -369,9 +357,11 @@ bool nccl_tests_file(std::string_view path) { return path.rfind("common.c", 0) =
 
 }  // namespace
 
-std::vector<LogCue> line_cues(std::string_view line) {
+std::vector<LogCue> line_cues(const LineText& indexed) {
+  const std::string_view line = indexed.text();
   std::vector<LogCue> out;
-  if (auto src = nccl_source_file(line); src && !nccl_tests_file(*src)) {
+  const bool may_name_source = indexed.has(" WARN ") || indexed.has("NCCL WARN") || indexed.has(" -> ");
+  if (auto src = may_name_source ? nccl_source_file(line) : std::nullopt; src && !nccl_tests_file(*src)) {
     if (const SourceArea* a = source_area(*src)) {
       const bool warn = has(line, "WARN");
       out.push_back(LogCue{std::string("nccl_src.") + a->id, a->layer, a->subsystem, warn ? S::error : S::warning,
@@ -383,7 +373,7 @@ std::vector<LogCue> line_cues(std::string_view line) {
   }
   // `df -h /dev/shm` (or `df -h` with a /dev/shm row): a size under 1 GiB is the container default
   // (64M for Docker) or close to it, too small for NCCL's SHM segments at scale.
-  if (has(line, "/dev/shm") && (line.rfind("shm", 0) == 0 || line.rfind("tmpfs", 0) == 0 ||
+  if (indexed.has("/dev/shm") && (line.rfind("shm", 0) == 0 || line.rfind("tmpfs", 0) == 0 ||
                                 line.rfind("none", 0) == 0 || line.rfind("overlay", 0) == 0)) {
     size_t i = line.find_first_of(" \t");
     while (i != std::string_view::npos && i < line.size()) {
@@ -404,26 +394,26 @@ std::vector<LogCue> line_cues(std::string_view line) {
     }
   }
   for (const auto& c : text_cues())
-    if (matches(c, line))
+    if (matches(c, indexed))
       out.push_back(LogCue{c.id, c.layer, c.subsystem, c.severity, c.role, c.summary, c.supports});
   return out;
 }
 
-bool is_failure_marker(std::string_view line) {
-  if (line.size() < 4) return false;
+bool is_failure_marker(const LineText& line) {
+  if (line.text().size() < 4) return false;
   // NCCL INFO lines are set-up chatter, except an error breadcrumb ("file.cc:123 -> 2").
-  if (has(line, "NCCL INFO")) return has(line, " -> ") && !has(line, " -> 0");
+  if (line.has("NCCL INFO")) return line.has(" -> ") && !line.has(" -> 0");
   static const char* const kExact[] = {"NCCL WARN", "Traceback (most recent call last)", "Xid", "Segmentation fault",
                                        "core dumped", "Killed", "SIGABRT", "SIGSEGV", "SIGKILL", "SIGTERM", "ERR!",
                                        "Watchdog caught", "watchdog", "Unable to", "Could not", "could not",
                                        "Cannot", "cannot", "PORT_DOWN", "State: Down"};
   for (const char* k : kExact)
-    if (has(line, k)) return true;
+    if (line.has(k)) return true;
   for (const char* k : {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception", "exitcode"}) {
-    if (!has_ci(line, k)) continue;
+    if (!line.has_ci(k)) continue;
     // Settings and counters that merely name an error ("NCCL_IB_TIMEOUT=22", "errors: 0", "error_file: <N/A>").
-    if (has_ci(line, "error_file") || has_ci(line, "errors: 0") || has_ci(line, "error: 0") ||
-        has(line, "_TIMEOUT") || has(line, "exitcode  : 0") || has(line, "exitcode: 0"))
+    if (line.has_ci("error_file") || line.has_ci("errors: 0") || line.has_ci("error: 0") || line.has("_TIMEOUT") ||
+        line.has("exitcode  : 0") || line.has("exitcode: 0"))
       continue;
     return true;
   }

@@ -22,6 +22,7 @@
 
 #include "ccdiag/finding.hpp"
 #include "ccdiag/layer.hpp"
+#include "analysis/tree/line_text.hpp"
 
 namespace ccdiag {
 
@@ -36,12 +37,14 @@ struct LogCue {
 };
 
 // Every cue of one line (prefixes already removed or not: cues search anywhere).
-std::vector<LogCue> line_cues(std::string_view line);
+std::vector<LogCue> line_cues(const LineText& line);
+inline std::vector<LogCue> line_cues(std::string_view line) { return line_cues(LineText(line)); }
 
 // The NCCL source file a WARN line or error breadcrumb names ("transport/net_ib.cc"), if any.
 std::optional<std::string> nccl_source_file(std::string_view line);
 
 // Whether the line reports a failure (see above).
-bool is_failure_marker(std::string_view line);
+bool is_failure_marker(const LineText& line);
+inline bool is_failure_marker(std::string_view line) { return is_failure_marker(LineText(line)); }
 
 }  // namespace ccdiag

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <regex>
 
+#include <re2/re2.h>
+
+#include "analysis/tree/line_text.hpp"
 #include "analysis/tree/log_cues.hpp"
 #include "analysis/tree/pasted_blocks.hpp"
 
@@ -12,9 +14,48 @@ namespace ccdiag {
 
 namespace {
 
-constexpr size_t kMaxLine = 8192;  // std::regex recursion grows with input; real lines are far shorter
+constexpr size_t kMaxLine = 8192;  // real lines are far shorter; a pasted blob is cut, not scanned whole
 
-bool has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+// A field pattern and a literal that every line it matches contains. Most
+// lines of a real log (training output, NCCL set-up chatter) lack the literal,
+// so the substring search rejects them at memchr speed and RE2 (linear time,
+// no recursion) runs on the few that have it. std::regex here cost 4 MB/s.
+class Field {
+ public:
+  Field(std::string_view literal, const char* pattern) : literal_(literal), re_(pattern) {}
+  // Unanchored search; fills the first N capture groups (unmatched optional
+  // groups come back empty).
+  template <typename... Out>
+  bool find(const LineText& line, Out*... out) const {
+    if (!literal_.empty() && !line.has(literal_)) return false;
+    return RE2::PartialMatch(re2::StringPiece(line.text().data(), line.text().size()), re_, out...);
+  }
+  template <typename... Out>
+  bool find(std::string_view line, Out*... out) const {
+    if (!literal_.empty() && line.find(literal_) == std::string_view::npos) return false;
+    return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), re_, out...);
+  }
+  // Where the whole match starts, or npos.
+  size_t find_at(std::string_view line, std::string* g1, std::string* g2, std::string* g3, std::string* g4) const {
+    if (!literal_.empty() && line.find(literal_) == std::string_view::npos) return std::string_view::npos;
+    re2::StringPiece sub[5];
+    const re2::StringPiece in(line.data(), line.size());
+    if (!re_.Match(in, 0, in.size(), RE2::UNANCHORED, sub, 5)) return std::string_view::npos;
+    std::string* outs[4] = {g1, g2, g3, g4};
+    for (int i = 0; i < 4; ++i)
+      if (outs[i]) outs[i]->assign(sub[i + 1].data(), sub[i + 1].size());
+    return static_cast<size_t>(sub[0].data() - line.data());
+  }
+  const RE2& re() const { return re_; }
+  std::string_view literal() const { return literal_; }
+
+ private:
+  std::string_view literal_;
+  RE2 re_;
+};
+
+int to_int(const std::string& s) { return std::stoi(s); }
+int64_t to_i64(const std::string& s) { return std::stoll(s); }
 
 // What the line's prefixes say about who wrote it.
 struct LineWho {
@@ -27,33 +68,36 @@ struct LineWho {
 // NCCL prefix "host:pid:tid [dev] ", possibly after "[time] " or a torchrun
 // "[trainer3]:" / "[default0]:" tag; PyTorch's "[rank3]:" / "[Rank 3]"; the
 // torchrun "[role<local>|<rank>]:" tag.
-LineWho who_of(const std::string& line) {
-  static const std::regex nccl_prefix(R"(([^\s:\[\]]+):(\d+):(\d+) \[(\d+)\] )");
-  static const std::regex rank_tag(R"(\[(?:rank|Rank )(\d+)\])");
-  static const std::regex role_tag(R"(^\[[A-Za-z_]*\d+\|(\d+)\]:)");
+LineWho who_of(std::string_view line) {
+  static const Field nccl_prefix("] ", R"(([^\s:\[\]]+):(\d+):(\d+) \[(\d+)\] )");
+  static const Field rank_tag("ank", R"(\[(?:rank|Rank )(\d+)\])");
+  static const Field role_tag("|", R"(^\[[A-Za-z_]*\d+\|(\d+)\]:)");
   LineWho w;
-  std::smatch m;
-  if (std::regex_search(line, m, nccl_prefix) && m.position(0) < 64) {
-    w.host = m[1].str();
-    w.pid = std::stoll(m[2].str());
-    w.dev = m[4].str();
+  // The prefix sits at the start of a line (after a timestamp or a launcher's
+  // tag); only its head is searched, so a long line costs no more than a short one.
+  const std::string_view head = line.substr(0, 160);
+  std::string host, pid, tid, dev, rank;
+  if (nccl_prefix.find_at(head, &host, &pid, &tid, &dev) < 64) {
+    w.host = host;
+    w.pid = to_i64(pid);
+    w.dev = dev;
   }
-  if (std::regex_search(line, m, role_tag)) w.rank = std::stoi(m[1].str());
-  else if (std::regex_search(line, m, rank_tag) && m.position(0) < 64) w.rank = std::stoi(m[1].str());
+  if (head.size() > 0 && head[0] == '[' && role_tag.find(head, &rank)) w.rank = to_int(rank);
+  else if (rank_tag.find_at(head, &rank, nullptr, nullptr, nullptr) < 64) w.rank = to_int(rank);
   return w;
 }
 
 struct Signal {
   const char* id;                       // finding id suffix: "log.<id>"
-  std::vector<const char*> all;         // every substring must occur
-  std::vector<const char*> any;         // at least one must occur (when non-empty)
-  std::vector<const char*> none;        // none may occur
+  std::vector<std::string_view> all;         // every substring must occur
+  std::vector<std::string_view> any;         // at least one must occur (when non-empty)
+  std::vector<std::string_view> none;        // none may occur
   Layer layer;
   Severity severity;
   FindingRole role;
   const char* summary;
   std::vector<CauseSupport> supports;
-  std::vector<const char*> any2 = {};   // and at least one of these (when non-empty)
+  std::vector<std::string_view> any2 = {};   // and at least one of these (when non-empty)
 };
 
 // Mechanisms, not wordings: each entry names the failing mechanism and is
@@ -167,28 +211,28 @@ const std::vector<Signal>& signals() {
   return table;
 }
 
-bool signal_matches(const Signal& s, std::string_view line) {
-  for (const char* a : s.all)
-    if (!has(line, a)) return false;
-  if (!s.any.empty() && std::none_of(s.any.begin(), s.any.end(), [&](const char* a) { return has(line, a); }))
+bool signal_matches(const Signal& s, const LineText& line) {
+  for (std::string_view a : s.all)
+    if (!line.has(a)) return false;
+  if (!s.any.empty() && std::none_of(s.any.begin(), s.any.end(), [&](std::string_view a) { return line.has(a); }))
     return false;
-  for (const char* n : s.none)
-    if (has(line, n)) return false;
-  if (!s.any2.empty() && std::none_of(s.any2.begin(), s.any2.end(), [&](const char* a) { return has(line, a); }))
+  for (std::string_view n : s.none)
+    if (line.has(n)) return false;
+  if (!s.any2.empty() && std::none_of(s.any2.begin(), s.any2.end(), [&](std::string_view a) { return line.has(a); }))
     return false;
   return true;
 }
 
 // Exceptions that are the distributed machinery reporting someone else's
 // failure; a user bug is any other exception type.
-bool is_distributed_exception(std::string_view line) {
+bool is_distributed_exception(const LineText& line) {
   for (const char* k : {"NCCL", "nccl", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
                         "collective", "Watchdog", "timeout", "Timeout", "Connection", "CUDA", "cuda",
                         "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
                         // Exceptions about a host resource are the system's, not the script's.
                         "shared memory", "/dev/shm", "Gloo", "gloo", "socket", "resolve", "hostname",
                         "Address already in use", "Permission denied", "Timed out"})
-    if (has(line, k)) return true;
+    if (line.has(k)) return true;
   return false;
 }
 
@@ -270,74 +314,75 @@ struct Extractor {
   }
 
   void line(const std::string& text, int64_t lineno, size_t& nccl_lines, size_t& warn_lines) {
-    static const std::regex version(R"(NCCL version (\d+\.\d+\.\d+))");
-    static const std::regex env(R"((NCCL_[A-Z0-9_]+) set by environment to (\S*))");
-    static const std::regex bootstrap(R"(Bootstrap ?: Using \[?\d*\]?([A-Za-z0-9_.\-]+):([^\s<]+))");
-    static const std::regex net_ib_dev(R"(\[\d+\]([A-Za-z0-9_\-]+):(\d+)/(RoCE|IB))");
-    static const std::regex net_socket(R"(NET/Socket ?: Using \[\d+\]([A-Za-z0-9_.\-]+):)");
-    static const std::regex plugin_loaded(R"(NET/Plugin ?: (?:Loaded|Plugin name set by env to|Using) (?:net plugin )?'?([A-Za-z0-9_.\-]+))");
-    static const std::regex edge(R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[\w+\])? via (\S+))");
-    static const std::regex peer(R"(Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+))");
-    static const std::regex nranks(R"(nranks (\d+))");
-    static const std::regex ib_completion(R"(NET/IB ?: Got completion (?:from peer (\S+) )?with (?:status=|error )(\d+))");
-    static const std::regex hca(R"(hca (\S+))");
-    static const std::regex watchdog_fields(R"(SeqNum=(\d+), OpType=(\w+).*?Timeout\(ms\)=(\d+))");
-    static const std::regex mismatch_fields(R"(Rank (\d+) is running collective: CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+))");
-    static const std::regex tr_rank(R"(^\s*rank\s*:\s*(\d+) \(local_rank)");
-    static const std::regex tr_host(R"(^\s*host\s*:\s*(\S+))");
-    static const std::regex tr_exit(R"(^\s*exitcode\s*:\s*(-?\d+))");
-    static const std::regex tr_signal(R"(Signal (\d+) \((SIG\w+)\) received by PID (\d+))");
-    static const std::regex py_exc(R"(^(?:\[[^\]]*\]:?\s*)*([A-Za-z_][\w.]*(?:Error|Exception)): (.+))");
-    static const std::regex timeout_ms(R"(Timeout\(ms\)=(\d+))");
+    const LineText lt(text);
+    static const Field version("NCCL version ", R"(NCCL version (\d+\.\d+\.\d+))");
+    static const Field env(" set by environment to ", R"((NCCL_[A-Z0-9_]+) set by environment to (\S*))");
+    static const Field bootstrap("Bootstrap", R"(Bootstrap ?: Using \[?\d*\]?([A-Za-z0-9_.\-]+):([^\s<]+))");
+    static const Field net_ib_dev("", R"(\[\d+\]([A-Za-z0-9_\-]+):(\d+)/(RoCE|IB))");
+    static const Field net_socket("NET/Socket", R"(NET/Socket ?: Using \[\d+\]([A-Za-z0-9_.\-]+):)");
+    static const Field plugin_loaded("", R"(NET/Plugin ?: (?:Loaded|Plugin name set by env to|Using) (?:net plugin )?'?([A-Za-z0-9_.\-]+))");
+    static const Field edge(" via ", R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[\w+\])? via (\S+))");
+    static const Field peer("Access Peer", R"(Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+))");
+    static const Field nranks("nranks ", R"(nranks (\d+))");
+    static const Field ib_completion("Got completion", R"(NET/IB ?: Got completion (?:from peer (\S+) )?with (?:status=|error )(\d+))");
+    static const Field hca("hca ", R"(hca (\S+))");
+    static const Field watchdog_fields("SeqNum=", R"(SeqNum=(\d+), OpType=(\w+).*?Timeout\(ms\)=(\d+))");
+    static const Field mismatch_fields("CollectiveFingerPrint", R"(Rank (\d+) is running collective: CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+))");
+    static const Field tr_rank("local_rank", R"(^\s*rank\s*:\s*(\d+) \(local_rank)");
+    static const Field tr_host("host", R"(^\s*host\s*:\s*(\S+))");
+    static const Field tr_exit("exitcode", R"(^\s*exitcode\s*:\s*(-?\d+))");
+    static const Field tr_signal("received by PID", R"(Signal (\d+) \((SIG\w+)\) received by PID (\d+))");
+    static const Field py_exc("", R"(^(?:\[[^\]]*\]:?\s*)*([A-Za-z_][\w.]*(?:Error|Exception)): (.+))");
+    static const Field timeout_ms("Timeout(ms)=", R"(Timeout\(ms\)=(\d+))");
+    static const Field ibv_call(" failed", R"((ibv_\w+) failed)");
 
     const LineWho w = who_of(text);
-    const bool is_nccl = has(text, "NCCL");
+    const bool is_nccl = lt.has("NCCL");
     if (is_nccl) ++nccl_lines;
-    std::smatch m;
+    std::string g1, g2, g3, g4, g5;
 
     // ---- structural facts ----
-    if (std::regex_search(text, m, version)) fact("log.nccl_version", w, lineno, text, {{"version", m[1].str()}});
-    if (std::regex_search(text, m, env)) fact("log.nccl_env", w, lineno, text, {{"name", m[1].str()}, {"value", m[2].str()}});
-    if (std::regex_search(text, m, bootstrap))
-      fact("log.bootstrap", w, lineno, text, {{"ifname", m[1].str()}, {"addr", m[2].str()}});
-    if (has(text, "NET/IB") && has(text, "Using")) {
+    if (version.find(lt, &g1)) fact("log.nccl_version", w, lineno, text, {{"version", g1}});
+    if (env.find(lt, &g1, &g2)) fact("log.nccl_env", w, lineno, text, {{"name", g1}, {"value", g2}});
+    if (bootstrap.find(lt, &g1, &g2)) fact("log.bootstrap", w, lineno, text, {{"ifname", g1}, {"addr", g2}});
+    if (lt.has("NET/IB") && lt.has("Using")) {
       nlohmann::json devs = nlohmann::json::array();
-      for (auto it = std::sregex_iterator(text.begin(), text.end(), net_ib_dev); it != std::sregex_iterator(); ++it)
-        devs.push_back({{"nic", (*it)[1].str()}, {"port", std::stoi((*it)[2].str())}, {"link", (*it)[3].str()}});
+      re2::StringPiece rest(text);
+      while (RE2::FindAndConsume(&rest, net_ib_dev.re(), &g1, &g2, &g3))
+        devs.push_back({{"nic", g1}, {"port", to_int(g2)}, {"link", g3}});
       if (!devs.empty()) fact("log.net_ib", w, lineno, text, {{"devices", devs}});
     }
-    if (std::regex_search(text, m, net_socket)) fact("log.net_socket", w, lineno, text, {{"ifname", m[1].str()}});
-    if (has(text, "NET/Plugin")) {
-      if (has(text, "No plugin found")) fact("log.net_plugin", w, lineno, text, {{"state", "none"}, {"name", ""}});
-      else if (std::regex_search(text, m, plugin_loaded))
-        fact("log.net_plugin", w, lineno, text, {{"state", "loaded"}, {"name", m[1].str()}});
+    if (net_socket.find(lt, &g1)) fact("log.net_socket", w, lineno, text, {{"ifname", g1}});
+    if (lt.has("NET/Plugin")) {
+      if (lt.has("No plugin found")) fact("log.net_plugin", w, lineno, text, {{"state", "none"}, {"name", ""}});
+      else if (plugin_loaded.find(lt, &g1))
+        fact("log.net_plugin", w, lineno, text, {{"state", "loaded"}, {"name", g1}});
     }
-    if (std::regex_search(text, m, edge))
+    if (edge.find(lt, &g1, &g2, &g3, &g4, &g5))
       fact("log.channel_edge", w, lineno, text,
-           {{"from_rank", std::stoi(m[1].str())}, {"from_dev", std::stoi(m[2].str())},
-            {"to_rank", std::stoi(m[3].str())}, {"to_dev", std::stoi(m[4].str())}, {"transport", m[5].str()}});
-    if (std::regex_search(text, m, peer))
-      fact("log.peer_access", w, lineno, text,
-           {{"from_dev", std::stoi(m[1].str())}, {"to_dev", std::stoi(m[3].str())}, {"can", m[2].str() == "CAN"}});
-    if (is_nccl && std::regex_search(text, m, nranks))
-      fact("log.init", w, lineno, text, {{"what", "nranks"}, {"nranks", std::stoi(m[1].str())}});
-    else if (has(text, "Init COMPLETE") || has(text, "Setting affinity") || has(text, "Connected all rings") ||
-             has(text, "# Using devices"))
+           {{"from_rank", to_int(g1)}, {"from_dev", to_int(g2)}, {"to_rank", to_int(g3)}, {"to_dev", to_int(g4)},
+            {"transport", g5}});
+    if (peer.find(lt, &g1, &g2, &g3))
+      fact("log.peer_access", w, lineno, text, {{"from_dev", to_int(g1)}, {"to_dev", to_int(g3)}, {"can", g2 == "CAN"}});
+    if (is_nccl && nranks.find(lt, &g1))
+      fact("log.init", w, lineno, text, {{"what", "nranks"}, {"nranks", to_int(g1)}});
+    else if (lt.has("Init COMPLETE") || lt.has("Setting affinity") || lt.has("Connected all rings") ||
+             lt.has("# Using devices"))
       fact("log.init", w, lineno, text, {{"what", "init"}});
-    if (has(text, "Avg bus bandwidth") || has(text, "Out of bounds values"))
+    if (lt.has("Avg bus bandwidth") || lt.has("Out of bounds values"))
       fact("log.init", w, lineno, text, {{"what", "results"}});
 
-    if (has(text, "NCCL WARN")) {
+    if (lt.has("NCCL WARN")) {
       ++warn_lines;
       const auto pos = text.find("NCCL WARN");
       fact("log.warn", w, lineno, text, {{"text", text.substr(pos + 10, 240)}});
     }
 
     // ---- torchrun failure block ----
-    if (std::regex_search(text, m, tr_rank)) pending_rank = std::stoi(m[1].str());
-    if (std::regex_search(text, m, tr_host)) pending_host = m[1].str();
-    if (std::regex_search(text, m, tr_exit)) {
-      const int code = std::stoi(m[1].str());
+    if (tr_rank.find(lt, &g1)) pending_rank = to_int(g1);
+    if (tr_host.find(lt, &g1)) pending_host = g1;
+    if (tr_exit.find(lt, &g1)) {
+      const int code = to_int(g1);
       LineWho ww = w;
       if (pending_rank) ww.rank = *pending_rank;
       if (file_host.empty() && !pending_host.empty()) ww.host = pending_host;
@@ -358,46 +403,45 @@ struct Extractor {
       pending_rank.reset();
       pending_host.clear();
     }
-    if (std::regex_search(text, m, tr_signal)) {
+    if (tr_signal.find(lt, &g1, &g2, &g3)) {
       auto& f = finding("log.rank_killed", Layer::framework, Severity::critical, FindingRole::primary,
-                        "rank process received " + m[2].str(), w, lineno, text);
-      f.subject.pid = std::stoll(m[3].str());
-      f.fields = {{"signal", m[2].str()}};
+                        "rank process received " + g2, w, lineno, text);
+      f.subject.pid = to_i64(g3);
+      f.fields = {{"signal", g2}};
       f.supports.push_back({"rank_process_died", 30});
     }
 
     // ---- mechanism signals ----
     for (const auto& s : signals()) {
-      if (!signal_matches(s, text)) continue;
+      if (!signal_matches(s, lt)) continue;
       auto& f = finding(std::string("log.") + s.id, s.layer, s.severity, s.role, s.summary, w, lineno, text);
       f.supports = s.supports;
       if (std::string_view(s.id) == "watchdog_timeout") {
-        if (std::regex_search(text, m, watchdog_fields)) {
-          f.fields = {{"seq", std::stoll(m[1].str())}, {"op", m[2].str()}, {"timeout_ms", std::stoll(m[3].str())}};
-          f.subject.seq = std::stoll(m[1].str());
-        } else if (std::regex_search(text, m, timeout_ms)) {
-          f.fields = {{"timeout_ms", std::stoll(m[1].str())}};
+        if (watchdog_fields.find(lt, &g1, &g2, &g3)) {
+          f.fields = {{"seq", to_i64(g1)}, {"op", g2}, {"timeout_ms", to_i64(g3)}};
+          f.subject.seq = to_i64(g1);
+        } else if (timeout_ms.find(lt, &g1)) {
+          f.fields = {{"timeout_ms", to_i64(g1)}};
         }
-      } else if (std::string_view(s.id) == "collective_mismatch" && std::regex_search(text, m, mismatch_fields)) {
-        f.fields = {{"rank", std::stoi(m[1].str())}, {"seq", std::stoll(m[2].str())}, {"op", m[3].str()}};
-        f.subject.seq = std::stoll(m[2].str());
+      } else if (std::string_view(s.id) == "collective_mismatch" && mismatch_fields.find(lt, &g1, &g2, &g3)) {
+        f.fields = {{"rank", to_int(g1)}, {"seq", to_i64(g2)}, {"op", g3}};
+        f.subject.seq = to_i64(g2);
       } else if (std::string_view(s.id) == "ibv_enodev" || std::string_view(s.id) == "ibv_unreachable") {
-        static const std::regex call(R"((ibv_\w+) failed)");
-        if (std::regex_search(text, m, call)) f.fields = {{"call", m[1].str()}};
+        if (ibv_call.find(lt, &g1)) f.fields = {{"call", g1}};
       }
     }
-    if (std::regex_search(text, m, ib_completion)) {
-      const int status = std::stoi(m[2].str());
+    if (ib_completion.find(lt, &g1, &g2)) {
+      const std::string peer_nic = g1;
+      const int status = to_int(g2);
       const bool flush = status == 5;  // IBV_WC_WR_FLUSH_ERR: the QP was already in error
       auto& f = finding(flush ? "log.ib_completion_flushed" : "log.ib_completion_error", Layer::transport,
                         flush ? Severity::warning : Severity::error, flush ? FindingRole::cascade : FindingRole::primary,
                         "IB completion error status " + std::to_string(status) +
-                            (m[1].matched ? " from peer " + m[1].str() : std::string()),
+                            (!peer_nic.empty() ? " from peer " + peer_nic : std::string()),
                         w, lineno, text);
       f.fields = {{"status", status}};
-      if (m[1].matched) f.fields["peer"] = m[1].str();
-      std::smatch hm;
-      if (std::regex_search(text, hm, hca)) f.subject.nic = hm[1].str();
+      if (!peer_nic.empty()) f.fields["peer"] = peer_nic;
+      if (hca.find(lt, &g1)) f.subject.nic = g1;
       if (status == 12) {  // IBV_WC_RETRY_EXC_ERR: the peer NIC never acknowledged
         f.supports = {{"ib_transport_retry_exceeded", 30}, {"nic_link_flapping", 3}, {"nic_pair_unreachable", 3},
                       {"roce_gid_index_mismatch", 2}};
@@ -409,26 +453,27 @@ struct Extractor {
         f.supports = {{"qp_error_state", 10}};
       }
     }
-    if (has(text, "/RoCE") || has(text, "RoCE v2") || has(text, "RoCE V2") ||
-        (has(text, "link_layer") && has(text, "Ethernet")))
+    if (lt.has("/RoCE") || lt.has("RoCE v2") || lt.has("RoCE V2") ||
+        (lt.has("link_layer") && lt.has("Ethernet")))
       roce = true;
-    if (!qp_unreached && (has(text, "IBV_WC_RETRY_EXC_ERR") || has(text, "with status=12") ||
-                          has(text, "with error 12") || (has(text, "ibv_modify_qp") && has(text, "timed out"))))
+    if (!qp_unreached && (lt.has("IBV_WC_RETRY_EXC_ERR") || lt.has("with status=12") ||
+                          lt.has("with error 12") || (lt.has("ibv_modify_qp") && lt.has("timed out"))))
       qp_unreached = std::make_pair(lineno, text.substr(0, 300));
-    for (auto& c : line_cues(text)) {
+    for (auto& c : line_cues(lt)) {
       auto& f = finding("log.cue." + c.id, c.layer, c.severity, c.role, c.summary, w, lineno, text);
       f.supports = std::move(c.supports);
       f.fields = {{"subsystem", c.subsystem}, {"cue", true}};
     }
-    if (is_failure_marker(text)) {
+    if (is_failure_marker(lt)) {
       ++markers;
       if (marker_lines.size() < kMaxMarkers)
         marker_lines.push_back({{"source", source}, {"line", lineno}, {"text", text.substr(0, 240)}});
     }
-    if (std::regex_search(text, m, py_exc) && !is_distributed_exception(text)) {
+    if ((lt.has("Error: ") || lt.has("Exception: ")) && py_exc.find(lt, &g1, &g2) &&
+        !is_distributed_exception(lt)) {
       auto& f = finding("log.python_exception", Layer::framework, Severity::error, FindingRole::primary,
-                        "uncaught " + m[1].str() + " in the training script", w, lineno, text);
-      f.fields = {{"exception", m[1].str()}, {"message", m[2].str().substr(0, 200)}};
+                        "uncaught " + g1 + " in the training script", w, lineno, text);
+      f.fields = {{"exception", g1}, {"message", g2.substr(0, 200)}};
       f.supports.push_back({"user_code_bug", 20});
     }
   }
@@ -460,8 +505,7 @@ void LogFactExtractor::line(std::string_view raw) {
     impl_->ex.line(line, impl_->lineno, impl_->nccl_lines, impl_->warn_lines);
     impl_->blocks.line(line, impl_->lineno);
   } catch (const std::exception&) {
-    // std::regex can throw on pathological input (error_complexity/stack), a
-    // number can overflow stoi: one bad line is skipped, never fatal.
+    // A number can overflow stoi: one bad line is skipped, never fatal.
   }
 }
 

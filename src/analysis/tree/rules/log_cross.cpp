@@ -223,11 +223,17 @@ void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
       if (r != tr && local.count(r)) return true;
     return false;
   };
+  // Edges to a remote-looking peer first, then the rest, each once (a debug
+  // log has one edge per channel per rank: a set, not a search per edge).
   std::vector<const Evidence*> ordered;
+  std::set<const Evidence*> first;
   for (const auto* e : edges)
-    if (int_field(e->data, "to_rank") && int_field(e->data, "to_dev") && remote_peer(e)) ordered.push_back(e);
+    if (int_field(e->data, "to_rank") && int_field(e->data, "to_dev") && remote_peer(e)) {
+      ordered.push_back(e);
+      first.insert(e);
+    }
   for (const auto* e : edges)
-    if (std::find(ordered.begin(), ordered.end(), e) == ordered.end()) ordered.push_back(e);
+    if (!first.count(e)) ordered.push_back(e);
   for (const auto* e : ordered) {
     const auto transport = str_field(e->data, "transport").value_or("");
     if (transport.rfind("P2P", 0) != 0 && transport.rfind("SHM", 0) != 0) continue;
