@@ -37,7 +37,15 @@ step line, a warning -- with 0.05% failure lines. A fifth of its lines match
 a signature (real jobs print transport lines only at connection set-up), so
 it measures the per-match cost, not a realistic log.
 
-usage: gen_log.py OUT [--size BYTES] [--ranks N] [--sessions K] [--mix realistic|dense]"""
+--mix coll writes what a job run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL
+prints while someone chases a hang: the set-up of every rank as in the
+realistic mix, then per training step 14 collectives per rank (AllReduce,
+AllGather, ReduceScatter, Broadcast on the world and subgroup communicators),
+each one "<Coll>: opCount <n> sendbuff ... [nranks=N] stream ..." line per rank
+(NCCL 2.21's format), with the step lines between them, and the failure at the
+end. About 85% of its lines are opCount lines.
+
+usage: gen_log.py OUT [--size BYTES] [--ranks N] [--sessions K] [--mix realistic|dense|coll]"""
 import argparse
 import collections
 import random
@@ -104,7 +112,7 @@ class Gen:
         return f"2026-04-22 {21 + s // 3600 % 3:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
     # ---------------------------------------------------------------- set-up
-    def comm_init(self, r, nranks, rank_in, comm, commid, world):
+    def comm_init(self, r, nranks, rank_in, comm, commid, world, spread=False):
         p = self.nccl(r, 212)
         d = r % 8
         e = lambda l: self.emit("nccl-setup", l)
@@ -117,7 +125,12 @@ class Gen:
         e(f"{p} NCCL INFO P2P Chunksize set to 131072")
         nxt, prv = (rank_in + 1) % nranks, (rank_in - 1) % nranks
         cross = nranks > 8 and d == 7
+        # spread: a subgroup with one rank per host (data parallel), every peer on another node.
         for c in range(CHANNELS if world else 8):
+            if spread:
+                e(f"{p} NCCL INFO Channel {c:02d}/0 : {rank_in}[{d}] -> {nxt}[{d}] [send] via NET/IB/{d}/GDRDMA")
+                e(f"{p} NCCL INFO Channel {c:02d}/0 : {prv}[{d}] -> {rank_in}[{d}] [receive] via NET/IB/{d}/GDRDMA")
+                continue
             if cross:
                 e(f"{p} NCCL INFO Channel {c:02d}/0 : {rank_in}[{d}] -> {nxt}[0] [send] via NET/IB/{c % 8}/GDRDMA")
             else:
@@ -156,7 +169,7 @@ class Gen:
         for r in range(ranks):  # world
             self.comm_init(r, ranks, r, base + r * 0x100, 0x7F3C2A19D4E8B601 + self.session, True)
         for r in range(ranks):  # data-parallel group: same local rank across hosts
-            self.comm_init(r, max(1, ranks // 8), r // 8, base + 0x80_0000 + r * 0x100, 0x1234_5678_0000 + r % 8, False)
+            self.comm_init(r, max(1, ranks // 8), r // 8, base + 0x80_0000 + r * 0x100, 0x1234_5678_0000 + r % 8, False, spread=self.ranks > 8)
         for r in range(ranks):  # tensor-parallel group: one host
             self.comm_init(r, min(8, ranks), r % 8, base + 0x90_0000 + r * 0x100, 0x4321_0000 + r // 8, False)
 
@@ -243,6 +256,34 @@ class Gen:
                                   loss=rnd.random() * 3, md="0422", t="21:30:00", us=rnd.randrange(1000000)))
         self.session = 1
 
+    COLLS = (("AllReduce", 25690112, 7, 0), ("AllGather", 3211264, 7, 0), ("ReduceScatter", 3211264, 7, 0),
+             ("AllReduce", 1, 1, 0), ("Broadcast", 8, 4, 0))
+
+    def run_coll(self, size, sessions):
+        rnd = self.rnd
+        per = size / sessions
+        n = 0
+        op = [0] * self.ranks
+        for _ in range(sessions):
+            self.eval_comm = False
+            self.startup()
+            end = per * (self.session + 1)
+            base = 0x55D0_0000_0000 + self.session * 0x1000_0000
+            while self.written + self.pending < end:
+                n += 1
+                for k in range(14):
+                    name, count, dtype, redop = self.COLLS[k % len(self.COLLS)]
+                    sub = k % 3  # world, data-parallel, tensor-parallel communicator
+                    for r in range(self.ranks):
+                        comm = base + (0, 0x80_0000, 0x90_0000)[sub] + r * 0x100
+                        nranks = (self.ranks, max(1, self.ranks // 8), min(8, self.ranks))[sub]
+                        self.emit("coll", f"{self.nccl(r)} NCCL INFO {name}: opCount {op[r]:x} sendbuff 0x7f2a{rnd.randrange(1 << 16):04x}0000 recvbuff 0x7f2a{rnd.randrange(1 << 16):04x}0000 count {count} datatype {dtype} op {redop} root 0 comm 0x{comm:x} [nranks={nranks}] stream 0x55d1{r:04x}")
+                        op[r] += 1
+                self.step(n)
+            self.failure(n)
+            self.session += 1
+            self.flush()
+
     def run(self, size, sessions):
         per = size / sessions
         n = 0
@@ -265,12 +306,14 @@ def main():
     ap.add_argument("--size", type=int, default=1 << 30)
     ap.add_argument("--ranks", type=int, default=64)
     ap.add_argument("--sessions", type=int, default=3)
-    ap.add_argument("--mix", choices=("realistic", "dense"), default="realistic")
+    ap.add_argument("--mix", choices=("realistic", "dense", "coll"), default="realistic")
     a = ap.parse_args()
     with open(a.out, "w") as f:
         g = Gen(f, a.ranks, random.Random(8812))
         if a.mix == "dense":
             g.run_dense(a.size)
+        elif a.mix == "coll":
+            g.run_coll(a.size, a.sessions)
         else:
             g.run(a.size, a.sessions)
         g.flush()

@@ -255,6 +255,9 @@ struct Extractor {
   // index (RoCE version / address family) is the usual reason.
   bool roce = false;
   std::optional<std::pair<int64_t, std::string>> qp_unreached;  // line, text
+  // Communicator identity (NCCL's commId, else its size) by process, and commId by comm pointer.
+  std::map<std::string, std::string> current_comm, comm_id_of_ptr;
+  static std::string proc_key(const LineWho& w) { return w.host + ":" + (w.pid ? std::to_string(*w.pid) : ""); }
   static constexpr size_t kMaxMarkers = 8;
   size_t markers = 0;
   nlohmann::json marker_lines = nlohmann::json::array();
@@ -321,7 +324,9 @@ struct Extractor {
     static const Field net_ib_dev("", R"(\[\d+\]([A-Za-z0-9_\-]+):(\d+)/(RoCE|IB))");
     static const Field net_socket("NET/Socket", R"(NET/Socket ?: Using \[\d+\]([A-Za-z0-9_.\-]+):)");
     static const Field plugin_loaded("", R"(NET/Plugin ?: (?:Loaded|Plugin name set by env to|Using) (?:net plugin )?'?([A-Za-z0-9_.\-]+))");
-    static const Field edge(" via ", R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[\w+\])? via (\S+))");
+    static const Field edge(" via ", R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[(\w+)\])? via (\S+))");
+    static const Field comm_line("comm 0x", R"(comm (0x[0-9a-f]+) rank (\d+) n[Rr]anks (\d+))");
+    static const Field comm_id("commId 0x", R"(commId (0x[0-9a-f]+))");
     static const Field peer("Access Peer", R"(Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+))");
     static const Field nranks("nranks ", R"(nranks (\d+))");
     static const Field ib_completion("Got completion", R"(NET/IB ?: Got completion (?:from peer (\S+) )?with (?:status=|error )(\d+))");
@@ -358,10 +363,22 @@ struct Extractor {
       else if (plugin_loaded.find(lt, &g1))
         fact("log.net_plugin", w, lineno, text, {{"state", "loaded"}, {"name", g1}});
     }
-    if (edge.find(lt, &g1, &g2, &g3, &g4, &g5))
-      fact("log.channel_edge", w, lineno, text,
-           {{"from_rank", to_int(g1)}, {"from_dev", to_int(g2)}, {"to_rank", to_int(g3)}, {"to_dev", to_int(g4)},
-            {"transport", g5}});
+    // The comm whose set-up lines come now, per process: channel lines carry
+    // the comm's own ranks, so the rules keep communicators apart.
+    if (comm_line.find(lt, &g1, &g2, &g3)) {
+      std::string id;
+      if (comm_id.find(lt, &id)) comm_id_of_ptr[g1] = id;
+      else if (auto it = comm_id_of_ptr.find(g1); it != comm_id_of_ptr.end()) id = it->second;
+      current_comm[proc_key(w)] = !id.empty() ? id : "nranks:" + g3;
+    }
+    std::string dir;
+    if (edge.find(lt, &g1, &g2, &g3, &g4, &dir, &g5)) {
+      nlohmann::json d = {{"from_rank", to_int(g1)}, {"from_dev", to_int(g2)}, {"to_rank", to_int(g3)},
+                          {"to_dev", to_int(g4)}, {"transport", g5}};
+      if (!dir.empty()) d["direction"] = dir;
+      if (auto it = current_comm.find(proc_key(w)); it != current_comm.end()) d["comm"] = it->second;
+      fact("log.channel_edge", w, lineno, text, std::move(d));
+    }
     if (peer.find(lt, &g1, &g2, &g3))
       fact("log.peer_access", w, lineno, text, {{"from_dev", to_int(g1)}, {"to_dev", to_int(g3)}, {"can", g2 == "CAN"}});
     if (is_nccl && nranks.find(lt, &g1))

@@ -25,6 +25,13 @@ std::optional<int> i(const Captures& f, const char* k) {
     return std::nullopt;
   }
 }
+
+// One communicator across processes: NCCL's commId (printed on Init START and
+// COMPLETE since 2.19) is the same on every rank of a comm. Older lines give
+// only its size, which still keeps the world apart from its subgroups.
+std::string comm_identity(const CommInit& c) {
+  return !c.comm_id.empty() ? c.comm_id : "nranks:" + std::to_string(c.nranks);
+}
 }  // namespace
 
 std::string busid_to_bdf(const std::string& hex) {
@@ -109,6 +116,7 @@ void TopologyBuilder::add(std::string_view key, std::string_view host, std::opti
     c->busid = s(f, "busid");
     if (f.has("comm_id")) c->comm_id = "0x" + s(f, "comm_id");
     if (s(f, "phase") == "COMPLETE") c->complete = true;
+    p.current_comm = static_cast<int>(c - p.comms.data());
   } else if (kind == TopoKind::nodes) {
     const std::string ptr = s(f, "comm_ptr");
     CommInit* c = nullptr;
@@ -124,6 +132,7 @@ void TopologyBuilder::add(std::string_view key, std::string_view host, std::opti
     c->nnodes = i(f, "nnodes");
     c->local_ranks = i(f, "local_ranks");
     c->local_rank = i(f, "local_rank");
+    p.current_comm = static_cast<int>(c - p.comms.data());
   } else if (kind == TopoKind::transport) {
     if (p.edges.size() >= kMaxEdges) return;  // full: skip the formatting cost of every later channel line
     // Channel lines repeat one edge per channel: look the key up before building the edge.
@@ -136,9 +145,11 @@ void TopologyBuilder::add(std::string_view key, std::string_view host, std::opti
     f.append_text(key_buf_, "to_dev");
     key_buf_.append("] ");
     f.append_text(key_buf_, "transport");
+    key_buf_.append(" ").append(std::to_string(p.current_comm));
     if (p.edge_keys.count(key_buf_) == 0) {
       p.edge_keys.insert(key_buf_);
-      p.edges.push_back(TransportEdge{from, to, s(f, "from_dev"), s(f, "to_dev"), s(f, "transport")});
+      p.edges.push_back(TransportEdge{from, to, s(f, "from_dev"), s(f, "to_dev"), s(f, "transport"),
+                                      p.current_comm >= 0 ? comm_identity(p.comms[p.current_comm]) : std::string()});
     }
   } else if (kind == TopoKind::ring) {
     if (p.rings.size() < kMaxRings) p.rings.push_back(s(f, "ring_ranks"));
@@ -293,24 +304,29 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     out.push_back(std::move(f));
   }
   // P2P/IPC between ranks on different hosts: every P2P edge logged on host H
-  // means NCCL placed both ends on H; two ranks with one device index on H, or
-  // a rank seen on another host, contradict that.
-  std::map<std::string, std::map<std::string, std::set<int>>> on_host;  // host -> dev -> ranks
-  std::map<int, std::set<std::string>> rank_hosts;
+  // means NCCL placed both ends on H; two ranks of one communicator with one
+  // device index on H, or a rank of it seen on another host, contradict that.
+  // Ranks are the communicator's own (a job's world, data- and tensor-parallel
+  // groups all have a rank 0), so every map is per communicator.
+  using DevRanks = std::map<std::string, std::set<int>>;                    // dev -> ranks
+  std::map<std::string, std::map<std::string, DevRanks>> on_host;           // comm -> host -> dev -> ranks
+  std::map<std::string, std::map<int, std::set<std::string>>> rank_hosts;   // comm -> rank -> hosts
   std::vector<std::pair<const ProcessTopology*, const TransportEdge*>> p2p;
-  // Ranks that logged their own comm-init line, by the host name they logged and their device.
-  std::map<std::string, std::map<std::string, std::set<int>>> self_reported;
+  // Ranks that logged their own comm-init line, by comm, the host name they logged and their device.
+  std::map<std::string, std::map<std::string, DevRanks>> self_reported;
   for (const auto& [k, p] : procs_) {
     for (const auto& c : p.comms)
       if (c.rank >= 0 && !p.host.empty()) {
-        rank_hosts[c.rank].insert(p.host);
-        on_host[p.host][std::to_string(c.nvml_dev.value_or(c.cuda_dev))].insert(c.rank);
-        self_reported[p.host][std::to_string(c.nvml_dev.value_or(c.cuda_dev))].insert(c.rank);
+        const std::string comm = comm_identity(c);
+        const std::string dev = std::to_string(c.nvml_dev.value_or(c.cuda_dev));
+        rank_hosts[comm][c.rank].insert(p.host);
+        on_host[comm][p.host][dev].insert(c.rank);
+        self_reported[comm][p.host][dev].insert(c.rank);
       }
     for (const auto& e : p.edges) {
       if (e.transport.rfind("P2P", 0) != 0 || p.host.empty()) continue;
-      on_host[p.host][e.from_dev].insert(e.from_rank);
-      on_host[p.host][e.to_dev].insert(e.to_rank);
+      on_host[e.comm][p.host][e.from_dev].insert(e.from_rank);
+      on_host[e.comm][p.host][e.to_dev].insert(e.to_rank);
       p2p.emplace_back(&p, &e);
     }
   }
@@ -320,13 +336,14 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
   for (const auto& [pp, e] : p2p) {
     bool conflict = false;
     std::set<int> clash;
-    for (const auto& [dev, ranks] : on_host[pp->host])
+    for (const auto& [dev, ranks] : on_host[e->comm][pp->host])
       if (ranks.size() > 1 && (ranks.count(e->to_rank) || ranks.count(e->from_rank))) {
         conflict = true;
         clash.insert(ranks.begin(), ranks.end());
       }
-    auto rh = rank_hosts.find(e->to_rank);
-    if (rh != rank_hosts.end() && !rh->second.count(pp->host)) conflict = true;
+    const auto& hosts_of = rank_hosts[e->comm];
+    auto rh = hosts_of.find(e->to_rank);
+    if (rh != hosts_of.end() && !rh->second.count(pp->host)) conflict = true;
     // Of the edges touching a clash, the widest jump in rank numbers is the one
     // that crosses the node boundary (ranks are numbered node by node).
     if (conflict && (!bad_e || std::abs(e->to_rank - e->from_rank) > std::abs(bad_e->to_rank - bad_e->from_rank))) {
@@ -354,7 +371,7 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     // share a host name. Otherwise different names were taken for one host
     // (NCCL's host identity collided), a defect of NCCL.
     bool same_name = false;
-    for (const auto& [dev, ranks] : self_reported[pp->host])
+    for (const auto& [dev, ranks] : self_reported[e->comm][pp->host])
       if (ranks.size() > 1) same_name = true;
     f.fields["same_host_name"] = same_name;
     if (same_name) {
@@ -365,17 +382,23 @@ std::vector<Finding> TopologyBuilder::derived(bool any_error) const {
     }
     out.push_back(std::move(f));
   }
-  // nNodes below the number of hosts the ranks run on.
-  std::map<int, std::pair<int, std::set<std::string>>> by_size;  // nranks -> (max nNodes, hosts)
+  // nNodes below the number of hosts the ranks of one communicator run on
+  // (per comm: each host's tensor-parallel group is a one-node comm of the
+  // same size as the others).
+  std::map<std::string, std::pair<int, std::set<std::string>>> by_comm;  // comm -> (max nNodes, hosts)
+  std::map<std::string, int> size_of;
   for (const auto& [k, p] : procs_)
     for (const auto& c : p.comms)
       if (c.nranks > 0) {
-        auto& e = by_size[c.nranks];
+        const std::string id = comm_identity(c);
+        auto& e = by_comm[id];
+        size_of[id] = c.nranks;
         if (c.nnodes) e.first = std::max(e.first, *c.nnodes);
         if (!p.host.empty()) e.second.insert(p.host);
       }
-  for (const auto& [n, e] : by_size) {
+  for (const auto& [id, e] : by_comm) {
     if (e.first <= 0 || static_cast<size_t>(e.first) >= e.second.size()) continue;
+    const int n = size_of[id];
     auto f = make("logs.nnodes_below_hosts", Layer::nccl, Severity::error, FindingRole::primary,
                   fmt::format("NCCL reports nNodes {} for a {}-rank communicator, but its ranks log from {} hosts: "
                               "host identities collide (hostname prefix / NCCL_HOSTID)",

@@ -35,6 +35,9 @@ struct CommInit {
 struct TransportEdge {
   int from_rank = -1, to_rank = -1;
   std::string from_dev, to_dev, transport;
+  // The communicator the ranks belong to (ranks in channel lines are the
+  // comm's own): the comm set up last in this process when the line came.
+  std::string comm;
 };
 
 struct ProcessTopology {
@@ -44,6 +47,7 @@ struct ProcessTopology {
   std::string version, cuda, driver, bootstrap, network, ib_using, socket_using;
   std::map<std::string, std::string> env;
   std::vector<CommInit> comms;
+  int current_comm = -1;              // index in comms of the comm whose set-up lines come now
   std::vector<TransportEdge> edges;   // capped
   std::unordered_set<std::string> edge_keys;
   std::vector<std::string> rings;     // capped

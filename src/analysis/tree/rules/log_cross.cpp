@@ -186,25 +186,30 @@ void net_without_gdr(const EvidenceSet& set, std::vector<Hypothesis>& out) {
 // ranks on different hosts means NCCL believed they share a host: a host
 // identity collision (hostnames with the same short prefix, cloned boot_id)
 // or a topology misdetection.
-void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
-  const auto edges = set.of_kind("log.channel_edge");
-  if (edges.empty()) return;
+namespace {
+
+// One channel line, from the rank that logged it (`local`, on the line's host)
+// to its peer. A "[receive]" line names the peer first ("15[7] -> 16[0]
+// [receive]" is logged by rank 16).
+struct ChannelEdge {
+  int local = 0, local_dev = 0, peer = 0, peer_dev = 0;
+  std::string transport;
+  const Evidence* e = nullptr;
+};
+
+bool cross_host_p2p_in(const std::vector<ChannelEdge>& edges, std::vector<Hypothesis>& out) {
   std::map<int, std::set<int>> devs_of_rank;
   std::map<int, std::string> host_of_rank;
   std::set<int> all_devs;
-  for (const auto* e : edges) {
-    const auto fr = int_field(e->data, "from_rank"), fd = int_field(e->data, "from_dev");
-    const auto tr = int_field(e->data, "to_rank"), td = int_field(e->data, "to_dev");
-    if (!fr || !fd || !tr || !td) continue;
-    devs_of_rank[static_cast<int>(*fr)].insert(static_cast<int>(*fd));
-    all_devs.insert(static_cast<int>(*fd));
-    if (e->subject.host) host_of_rank[static_cast<int>(*fr)] = *e->subject.host;
+  for (const auto& c : edges) {
+    devs_of_rank[c.local].insert(c.local_dev);
+    all_devs.insert(c.local_dev);
+    if (c.e->subject.host) host_of_rank[c.local] = *c.e->subject.host;
     // The peer of a network edge (NET/IB, NET/Socket, a plugin) is on another
     // node: its device ordinal says nothing about this host's GPUs.
-    const auto via = str_field(e->data, "transport").value_or("");
-    if (via.rfind("NET", 0) == 0 || via.rfind("COLLNET", 0) == 0) continue;
-    devs_of_rank[static_cast<int>(*tr)].insert(static_cast<int>(*td));
-    all_devs.insert(static_cast<int>(*td));
+    if (c.transport.rfind("NET", 0) == 0 || c.transport.rfind("COLLNET", 0) == 0) continue;
+    devs_of_rank[c.peer].insert(c.peer_dev);
+    all_devs.insert(c.peer_dev);
   }
   std::map<int, std::set<int>> ranks_of_dev;
   for (const auto& [r, ds] : devs_of_rank)
@@ -212,34 +217,25 @@ void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   // Ranks that log edges are local to the host that logged them; a peer that
   // never logs there and shares a device ordinal with a local rank is remote.
   std::map<std::string, std::set<int>> local_ranks;
-  for (const auto* e : edges)
-    if (auto fr = int_field(e->data, "from_rank")) local_ranks[e->subject.host.value_or("")].insert(static_cast<int>(*fr));
-  auto remote_peer = [&](const Evidence* e) {
-    const auto& local = local_ranks[e->subject.host.value_or("")];
-    const int tr = static_cast<int>(*int_field(e->data, "to_rank"));
-    const int td = static_cast<int>(*int_field(e->data, "to_dev"));
-    if (local.count(tr)) return false;
-    for (int r : ranks_of_dev[td])
-      if (r != tr && local.count(r)) return true;
+  for (const auto& c : edges) local_ranks[c.e->subject.host.value_or("")].insert(c.local);
+  auto remote_peer = [&](const ChannelEdge& c) {
+    const auto& local = local_ranks[c.e->subject.host.value_or("")];
+    if (local.count(c.peer)) return false;
+    for (int r : ranks_of_dev[c.peer_dev])
+      if (r != c.peer && local.count(r)) return true;
     return false;
   };
-  // Edges to a remote-looking peer first, then the rest, each once (a debug
-  // log has one edge per channel per rank: a set, not a search per edge).
-  std::vector<const Evidence*> ordered;
-  std::set<const Evidence*> first;
-  for (const auto* e : edges)
-    if (int_field(e->data, "to_rank") && int_field(e->data, "to_dev") && remote_peer(e)) {
-      ordered.push_back(e);
-      first.insert(e);
-    }
-  for (const auto* e : edges)
-    if (!first.count(e)) ordered.push_back(e);
-  for (const auto* e : ordered) {
-    const auto transport = str_field(e->data, "transport").value_or("");
+  // Edges to a remote-looking peer first, then the rest, each once.
+  std::vector<const ChannelEdge*> ordered;
+  for (const auto& c : edges)
+    if (remote_peer(c)) ordered.push_back(&c);
+  for (const auto& c : edges)
+    if (!remote_peer(c)) ordered.push_back(&c);
+  for (const auto* c : ordered) {
+    const std::string& transport = c->transport;
     if (transport.rfind("P2P", 0) != 0 && transport.rfind("SHM", 0) != 0) continue;
-    const int fr = static_cast<int>(*int_field(e->data, "from_rank"));
-    const int tr = static_cast<int>(*int_field(e->data, "to_rank"));
-    const int td = static_cast<int>(*int_field(e->data, "to_dev"));
+    const int fr = c->local, tr = c->peer, td = c->peer_dev;
+    const Evidence* e = c->e;
     bool proven = host_of_rank.count(fr) && host_of_rank.count(tr) && host_of_rank[fr] != host_of_rank[tr];
     // Processes that see several GPUs (distinct device ordinals) and two ranks
     // on the same ordinal: those two ranks cannot be on one host.
@@ -277,8 +273,32 @@ void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     t.derived.reset();
     out.push_back(std::move(h));
     out.push_back(std::move(t));
-    return;  // one edge proves it
+    return true;  // one edge proves it
   }
+  return false;
+}
+
+}  // namespace
+
+void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  // Ranks in channel lines are the communicator's own (the world, data- and
+  // tensor-parallel groups each have a rank 0): edges are judged per comm.
+  // Lines whose comm is unknown (a paste without the init lines) form one group.
+  std::map<std::string, std::vector<ChannelEdge>> by_comm;
+  for (const auto* e : set.of_kind("log.channel_edge")) {
+    const auto fr = int_field(e->data, "from_rank"), fd = int_field(e->data, "from_dev");
+    const auto tr = int_field(e->data, "to_rank"), td = int_field(e->data, "to_dev");
+    if (!fr || !fd || !tr || !td) continue;
+    ChannelEdge c{static_cast<int>(*fr), static_cast<int>(*fd), static_cast<int>(*tr), static_cast<int>(*td),
+                  str_field(e->data, "transport").value_or(""), e};
+    if (str_field(e->data, "direction").value_or("") == "receive") {
+      std::swap(c.local, c.peer);
+      std::swap(c.local_dev, c.peer_dev);
+    }
+    by_comm[str_field(e->data, "comm").value_or("")].push_back(std::move(c));
+  }
+  for (const auto& [comm, edges] : by_comm)
+    if (cross_host_p2p_in(edges, out)) return;
 }
 
 // A silent hang right after init on GPUs that use P2P: NCCL selected P2P (the
@@ -309,6 +329,10 @@ void p2p_silent_hang(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     else init = true, where = e;
   }
   if (!init || results || any_causal(set) || any_hardware_fault(set)) return;
+  // The watchdog times out the oldest unfinished collective: SeqNum N > 1
+  // means the N-1 before it completed, so P2P did deliver.
+  for (const auto& f : set.findings)
+    if (f.id.find("watchdog") != std::string::npos && f.subject.seq && *f.subject.seq > 1) return;
   // WARNs that only say an optional library is absent do not break P2P.
   for (const auto* e : set.of_kind("log.warn")) {
     const auto t = str_field(e->data, "text").value_or("");
