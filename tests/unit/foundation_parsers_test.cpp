@@ -37,7 +37,13 @@ TEST_CASE("Xid lines in every driver format") {
   REQUIRE(legacy);
   CHECK(legacy->xid == 79);
 
-  CHECK_FALSE(parse_xid_line("NVRM: Xid (PCI:zz): 79, x"));
+  // A masked or cut address (as pasted in issue threads) keeps the code; the GPU is unknown.
+  auto masked = parse_xid_line("kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (0x00000000)");
+  REQUIRE(masked);
+  CHECK(masked->xid == 145);
+  CHECK(masked->pci.empty());
+  CHECK(parse_xid_line("NVRM: Xid (PCI:zz): 79, x")->pci.empty());
+  CHECK_FALSE(parse_xid_line("NVRM: Xid (PCI:0000:3b:00) 79"));
   CHECK_FALSE(parse_xid_line("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15"));
   CHECK_FALSE(parse_xid_line("NVRM: Xid (PCI:0000:3b:00): , pid=1"));
 }

@@ -264,7 +264,8 @@ const std::vector<TextCue>& text_cues() {
       {"data_preparation_progress",
        {"tokeniz", "Tokeniz", "Map", "map", "dataset", "Dataset", "preprocess", "Preprocess", "Loading", "Download",
         "Filter", "Grouping texts", "Converting format"},
-       {"%|"}, {"Processed prompts", "Epoch", "Training", "training", "step", "Step"}, L::framework,
+       // A bar at 100% is work that finished; a rank still busy shows one below it.
+       {"%|"}, {"Processed prompts", "Epoch", "Training", "training", "step", "Step", "100%|"}, L::framework,
        "data preparation", S::info, R::primary,
        "a rank was busy preparing data (tokenising, mapping a dataset, loading or downloading) while others waited",
        {{"straggler_or_timeout_too_short", 12}}},

@@ -167,7 +167,10 @@ const std::vector<Signal>& signals() {
       {"connect_timeout", {}, {"Connection timed out", "No route to host"}, {"bootstrap", "Bootstrap", "TCPStore", "ibv_"},
        L::transport, S::error, R::primary, "a TCP connection to a peer timed out (packets dropped on the way)",
        {{"firewall_blocked_ports", 10}, {"socket_connection_failure", 6}}},
-      {"bootstrap_failed", {}, {"bootstrap", "Bootstrap", "TCPStore", "DistNetworkError", "rendezvous"},
+      // c10d's TCPStore client ("[c10d] The client socket has timed out after 1800s while trying to connect
+      // to (host, port)") is the rendezvous too.
+      {"bootstrap_failed", {}, {"bootstrap", "Bootstrap", "TCPStore", "DistNetworkError", "rendezvous",
+                                "[c10d] The client socket"},
        {"Bootstrap : Using", "NCCL INFO", "bootstrapSplit"}, L::transport, S::error, R::primary,
        "ranks could not reach the rendezvous / bootstrap root",
        {{"bootstrap_unreachable", 40}, {"firewall_blocked_ports", 2}, {"hostname_resolves_to_loopback", 2}},

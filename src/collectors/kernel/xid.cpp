@@ -39,10 +39,13 @@ std::optional<XidEvent> parse_xid_line(std::string_view line) {
   if (close == std::string_view::npos) return std::nullopt;
   std::string_view inside = rest.substr(0, close);
   if (inside.substr(0, 4) == "PCI:") inside.remove_prefix(4);
-  if (!match_pci3(inside)) return std::nullopt;
   XidEvent ev;
-  ev.pci = std::string(inside.substr(0, 10));
-  for (char& c : ev.pci) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // A pasted line often has its address cut or masked ("(PCI:...)"): the
+  // code still says what failed, the GPU is then unknown.
+  if (match_pci3(inside)) {
+    ev.pci = std::string(inside.substr(0, 10));
+    for (char& c : ev.pci) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
   if (auto gi = inside.find("GPU-I:"); gi != std::string_view::npos) {
     std::string_view g = inside.substr(gi + 6);
     ev.gpu_instance = static_cast<int>(to_int(g.substr(0, g.find_first_not_of("0123456789"))).value_or(0));

@@ -265,7 +265,7 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
       auto x = parse_xid_line(p.body);
       if (!x) continue;
       c.fields.add_owned("xid", x->xid);
-      c.fields.add_owned("pci", true, x->pci);
+      if (!x->pci.empty()) c.fields.add_owned("pci", true, x->pci);
       c.fields.add_owned("message", true, x->message);
       if (x->pid) c.fields.add_owned("pid", *x->pid);
       if (!x->process_name.empty()) c.fields.add_owned("process", true, x->process_name);

@@ -151,34 +151,55 @@ void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out) {
 // judged the GPU-NIC path too far (topology) or was told not to
 // (NCCL_NET_GDR_LEVEL). Socket networks never use GDR and are not counted.
 void net_without_gdr(const EvidenceSet& set, std::vector<Hypothesis>& out) {
-  const Evidence* first = nullptr;
-  size_t net_edges = 0;
-  for (const auto* e : set.of_kind("log.channel_edge")) {
-    const auto t = str_field(e->data, "transport").value_or("");
-    if (t.rfind("NET/", 0) != 0 || t.rfind("NET/Socket", 0) == 0) continue;
-    if (t.find("GDRDMA") != std::string::npos) return;  // GDR is in use on some channel
-    ++net_edges;
-    if (!first) first = e;
-  }
   for (const auto* e : set.of_kind("log.nccl_env"))
     if (str_field(e->data, "name") == "NCCL_NET_GDR_LEVEL" || str_field(e->data, "name") == "NCCL_NET_GDR_READ")
       return;  // set on purpose: the operator chose where GDR applies
-  if (net_edges < 2) return;
-  for (const auto& [cause, w] : std::vector<std::pair<const char*, double>>{
-           {"gpudirect_rdma_module_missing", 6}, {"pcie_topology_misdetected", 1.5}}) {
-    Hypothesis h;
-    h.cause = cause;
-    h.culprit.host = first->subject.host;
-    h.weight = w;
-    h.evidence_key = "net_without_gdr";
-    h.finding_ids = {"tree.net_without_gdr"};
-    h.why = std::to_string(net_edges) + " network channel(s) without /GDRDMA (e.g. via " +
-            str_field(first->data, "transport").value_or("") +
-            "): NCCL stages inter-node traffic through host memory, GPUDirect RDMA is not in use";
-    h.derived = derived_finding("tree.net_without_gdr", Layer::system_config, Severity::warning, h.why, h.culprit,
-                                {first});
-    h.order = first->provenance.line;
-    out.push_back(std::move(h));
+  // Network channels by the host that logged them (a "[receive]" line shows
+  // the receiver's side), with and without GPUDirect RDMA.
+  struct HostNet {
+    size_t gdr = 0, plain = 0;
+    const Evidence* first_plain = nullptr;
+  };
+  std::map<std::string, HostNet> by_host;
+  for (const auto* e : set.of_kind("log.channel_edge")) {
+    const auto t = str_field(e->data, "transport").value_or("");
+    if (t.rfind("NET/", 0) != 0 || t.rfind("NET/Socket", 0) == 0) continue;
+    auto& h = by_host[e->subject.host.value_or("")];
+    if (t.find("GDRDMA") != std::string::npos) {
+      ++h.gdr;
+    } else {
+      ++h.plain;
+      if (!h.first_plain) h.first_plain = e;
+    }
+  }
+  size_t hosts_with_gdr = 0;
+  for (const auto& [host, h] : by_host) hosts_with_gdr += h.gdr > 0;
+  for (const auto& [host, h] : by_host) {
+    if (h.gdr > 0 || h.plain < 2) continue;
+    // Other hosts of the same job, same NCCL and settings, do use GDR: what
+    // differs is this host (its peer-memory module or DMA-BUF support).
+    const bool odd_one_out = hosts_with_gdr > 0 && !host.empty();
+    const Evidence* first = h.first_plain;
+    for (const auto& [cause, w] : std::vector<std::pair<const char*, double>>{
+             {"gpudirect_rdma_module_missing", odd_one_out ? 20.0 : 6.0}, {"pcie_topology_misdetected", 1.5}}) {
+      Hypothesis hy;
+      hy.cause = cause;
+      hy.culprit.host = first->subject.host;
+      hy.weight = w;
+      hy.evidence_key = "net_without_gdr";
+      hy.finding_ids = {"tree.net_without_gdr"};
+      hy.why = std::to_string(h.plain) + " network channel(s) without /GDRDMA (e.g. via " +
+               str_field(first->data, "transport").value_or("") + ")" +
+               (odd_one_out ? " on " + host + " while " + std::to_string(hosts_with_gdr) +
+                                  " other host(s) of the job use GPUDirect RDMA"
+                            : std::string()) +
+               ": NCCL stages inter-node traffic through host memory, GPUDirect RDMA is not in use";
+      hy.derived = derived_finding("tree.net_without_gdr", Layer::system_config, Severity::warning, hy.why,
+                                   hy.culprit, {first});
+      hy.order = first->provenance.line;
+      out.push_back(std::move(hy));
+    }
+    return;  // one host named; the others read the same
   }
 }
 
