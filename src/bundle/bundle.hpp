@@ -1,4 +1,4 @@
-// Bundles: one host's evidence, portable (design.md §3).
+// Bundles: one host's evidence, portable (docs/bundle-format.md).
 //
 //   <bundle>/manifest.json   {"format":"ccdiag-bundle","schema_version":1,"ccdiag_version",
 //                             "host","kernel","time","collectors":[...]}

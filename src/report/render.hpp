@@ -1,4 +1,4 @@
-// Renderers of the one Report model into a stream passed in (design.md §7.8).
+// Renderers of the one Report model into a stream passed in (docs/architecture.md).
 #pragma once
 
 #include <ostream>

@@ -1,5 +1,5 @@
 // One dlopen/dlsym shim for every optional run-time library (NVML, libcuda;
-// design.md §7.4). "Unavailable" is a result, never a crash: a library that is
+// docs/probe-gpu.md). "Unavailable" is a result, never a crash: a library that is
 // absent gives an Error naming the soname and dlerror(); a symbol that is
 // absent gives nullptr, and the caller degrades (older drivers lack newer
 // entry points).

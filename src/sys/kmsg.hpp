@@ -1,4 +1,4 @@
-// Reading /dev/kmsg without blocking (reference: hardware.md §4.3): one
+// Reading /dev/kmsg without blocking (the kernel's Documentation/ABI/testing/dev-kmsg): one
 // record per read() into a buffer that holds a whole record, O_NONBLOCK so the
 // end of the buffer is EAGAIN instead of a wait, EPIPE (records overwritten
 // while reading) counted and skipped.

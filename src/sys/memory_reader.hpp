@@ -1,4 +1,4 @@
-// MemoryReader: reads bytes of another address space (design.md §7.5).
+// MemoryReader: reads bytes of another address space (a live process, a core, a buffer).
 // Walkers (the unwinder, later the CPython and NCCL walkers) read remote memory
 // only through this interface, so they are tested from byte buffers and
 // captured snapshots instead of live processes.

@@ -1,8 +1,9 @@
-// Probe runner: every collector runs under a deadline (design.md §1: ccdiag
-// never hangs). Collectors that can block inside foreign code (NVML, CUDA,
-// ptrace on a task in D state, a read on a hung filesystem or a FIFO) run in
-// a forked child; the parent waits on a pipe with poll() and SIGKILLs the
-// child at the deadline. The child sends its result as JSON over the pipe.
+// Probe runner: every collector runs under a deadline (docs/architecture.md,
+// Bounded probes: ccdiag never hangs). Collectors that can block inside
+// foreign code (NVML, CUDA, ptrace on a task in D state, a read on a hung
+// filesystem or a FIFO) run in a forked child; the parent waits on a pipe
+// with poll() and SIGKILLs the child at the deadline. The child sends its
+// result as JSON over the pipe.
 //
 // Ownership: the child is always reaped (no zombies), also on timeout.
 // Failure modes: timeout -> Availability::timeout; child crash or bad JSON ->

@@ -11,8 +11,8 @@
 
 namespace ccdiag {
 
-// The numbers below are ABI; the reference verified them against iproute2's
-// copy of the header (hardware.md §2.2). A build against a header that moved
+// The numbers below are ABI; they were checked against iproute2's copy of the
+// kernel's include/uapi/rdma/rdma_netlink.h. A build against a header that moved
 // them must fail here, not decode garbage.
 static_assert(NETLINK_RDMA == 20);
 static_assert(RDMA_NL_NLDEV == 5);

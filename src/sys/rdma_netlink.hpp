@@ -1,6 +1,7 @@
 // RDMA netlink (NETLINK_RDMA, client RDMA_NL_NLDEV): list every device, then
 // dump each device's queue pairs with RDMA_NLDEV_CMD_RES_QP_GET — what
-// `rdma res show qp` prints, without iproute2 (reference: hardware.md §2.2–2.3).
+// `rdma res show qp` prints, without iproute2 (the kernel's include/uapi/rdma/rdma_netlink.h;
+// fields per QP: fill_res_qp_entry in drivers/infiniband/core/nldev.c).
 //
 // The parser is pure and works on byte buffers (unit-tested with messages
 // built in the test, fuzzed); the socket half only sends requests and feeds

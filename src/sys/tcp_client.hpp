@@ -1,5 +1,5 @@
-// A TCP client where every operation has a deadline (design.md §1: ccdiag
-// never hangs). Used to talk to NCCL's RAS port; nothing here knows RAS.
+// A TCP client where every operation has a deadline (ccdiag must never
+// hang). Used to talk to NCCL's RAS port; nothing here knows RAS.
 //
 // All calls take an absolute steady_clock deadline. Sockets are non-blocking
 // and every wait is a poll() bounded by the time left, so a listener that

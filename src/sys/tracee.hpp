@@ -1,6 +1,6 @@
 // Tracee: stop every thread of a live process for a few milliseconds, copy its
-// registers and the top of its stack, and let it go (docs/stacks.md,
-// design.md §7.5). The only ptrace user in ccdiag.
+// registers and the top of its stack, and let it go (docs/stacks.md). The only
+// ptrace user in ccdiag.
 //
 // Discipline (each point has a live test in tests/live/test_stacks_safety.py):
 //   - PTRACE_SEIZE + PTRACE_INTERRUPT, never PTRACE_ATTACH: no SIGSTOP is ever

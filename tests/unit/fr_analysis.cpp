@@ -1,7 +1,7 @@
 // Cross-rank flight-recorder analysis on generated dump sets
 // (tests/fixtures/fr/gen_fr_dumps.py): the right kind, process group, seq and
 // culprit ranks, including the cases where PyTorch's fr_trace is wrong or
-// silent (reference flight_recorder.md §2.4-2.5).
+// silent (docs/fr.md, Tests and benchmark).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// PCIe sysfs/config-space parsers against the kernel's exact formats (hardware.md §6).
+// PCIe sysfs/config-space parsers against the kernel's exact formats
+// (drivers/pci/pci-sysfs.c, drivers/pci/pcie/aer.c).
 #include <catch2/catch.hpp>
 
 #include <cstring>

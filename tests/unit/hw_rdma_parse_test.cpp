@@ -1,4 +1,5 @@
-// RDMA sysfs formats (hardware.md §1) and the netlink QP parser on constructed buffers (§2.2-2.3).
+// RDMA sysfs formats (the kernel's Documentation/ABI/stable/sysfs-class-infiniband) and the netlink
+// QP parser on constructed buffers (include/uapi/rdma/rdma_netlink.h, drivers/infiniband/core/nldev.c).
 #include <catch2/catch.hpp>
 
 #include <linux/netlink.h>

@@ -19,7 +19,7 @@
  * as NCCL passes them (only comparable with each other).
  *
  * Layout changes bump CCDIAG_FR_LAYOUT_VERSION; a reader refuses versions it
- * does not know (design.md §7.6: layouts are data, checked before use).
+ * does not know (layouts are data, checked before use).
  */
 #ifndef CCDIAG_FR_LAYOUT_H
 #define CCDIAG_FR_LAYOUT_H

@@ -1,5 +1,5 @@
-// Cross-rank analysis of flight-recorder dumps (reference flight_recorder.md
-// §2, and where it goes beyond PyTorch's fr_trace, §2.4-2.5, §6). Pure: no I/O.
+// Cross-rank analysis of flight-recorder dumps (docs/fr.md, and where it goes
+// beyond PyTorch's fr_trace, docs/fr.md "How the culprit is chosen"). Pure: no I/O.
 //
 //  - Process groups are keyed by name + member set (pg_config), so two groups
 //    sharing a name (split_group) stay apart.

@@ -1,6 +1,7 @@
 // Profiling names of flight-recorder entries ("nccl:all_reduce",
 // "nccl:send 1->0", "ncclx:recv 0<-1", "nccl:ALLGATHER_coalesced") decoded
-// into what matching needs (reference flight_recorder.md §1.5, §2.3).
+// into what matching needs (as PyTorch's fr_trace does in
+// torch/distributed/flight_recorder/components/types.py).
 #pragma once
 
 #include <string>

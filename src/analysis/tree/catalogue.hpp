@@ -1,4 +1,4 @@
-// The root-cause catalogue (design.md §4): stable snake_case IDs, each with its
+// The root-cause catalogue (docs/decision-tree.md): stable snake_case IDs, each with its
 // layer, a one-line description, a prior, the evidence that supports and
 // contradicts it, and next steps. docs/root-causes.md is generated from it
 // (`ccdiag diagnose --list-causes --markdown`).

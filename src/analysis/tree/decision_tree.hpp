@@ -1,4 +1,4 @@
-// The layered decision tree (design.md §3): from the findings and hypotheses
+// The layered decision tree (docs/decision-tree.md): from the findings and hypotheses
 // to one verdict, its culprit, the chain walked per layer, the alternatives
 // and the next steps. Pure: no I/O, deterministic.
 //

@@ -1,5 +1,5 @@
-// Host configuration that GPUDirect RDMA and NCCL depend on (reference:
-// hardware.md §7). /dev/shm is collected by collectors/host.
+// Host configuration that GPUDirect RDMA and NCCL depend on (docs/probe.md,
+// probe config). /dev/shm is collected by collectors/host.
 //
 // Host paths read (through SysRoot): /proc/<pid>/{environ (RANK/LOCAL_RANK only),
 // comm,limits} of the training ranks, /sys/module/nvidia_peermem/{version,initstate},

@@ -3,7 +3,7 @@
 //   host.memlock_low                 a rank's soft RLIMIT_MEMLOCK below 1 GiB   -> memlock_limit_too_low
 //   host.peermem_missing             GPUs + RDMA NICs, no peermem, no DMA-BUF   -> gpudirect_rdma_module_missing
 //   host.fabric_manager_not_running  NVSwitch system without nv-fabricmanager  -> fabric_manager_not_running
-// None of these causes a mid-run hang by itself (hardware.md §9.14): weights
+// None of these causes a mid-run hang by itself (they fail init or slow a job): weights
 // are moderate so live link/QP/Xid evidence outranks them.
 #pragma once
 

@@ -1,8 +1,9 @@
-// One rank's flight-recorder dump in compact form (reference
-// flight_recorder.md §1.3-1.5). Decoded from a pickle or JSON document into
-// fixed-size records plus small per-rank tables, so a 4,096-rank x 2,000-entry
-// job fits in memory: repeated strings (profiling names, shapes, dtypes,
-// stacks, process groups) are stored once per rank and referenced by index.
+// One rank's flight-recorder dump in compact form (keys and versions: PyTorch's
+// torch/csrc/distributed/c10d/FlightRecorderDetail.hpp). Decoded from a pickle
+// or JSON document into fixed-size records plus small per-rank tables, so a
+// 4,096-rank x 2,000-entry job fits in memory: repeated strings (profiling
+// names, shapes, dtypes, stacks, process groups) are stored once per rank and
+// referenced by index.
 //
 // Tolerant by design: versions 2.2-2.10 (and a bare list of entries from
 // before versions existed); absent keys take neutral values; seq ids as int or

@@ -1,9 +1,9 @@
-// A restricted pickle reader for PyTorch flight-recorder dumps
-// (reference flight_recorder.md §1.6). A dump is untrusted input: this reader
-// builds only dict / list / tuple / str / bytes / int / float / bool / None
-// and refuses every other opcode (GLOBAL, REDUCE, BUILD, NEWOBJ, persistent
-// ids, ...) with an error naming the opcode and its offset. It never
-// constructs objects, never calls anything, and is bounded:
+// A restricted pickle reader for PyTorch flight-recorder dumps (as
+// torch/csrc/jit/serialization/pickler.cpp writes them). A dump is untrusted
+// input: this reader builds only dict / list / tuple / str / bytes / int /
+// float / bool / None and refuses every other opcode (GLOBAL, REDUCE, BUILD,
+// NEWOBJ, persistent ids, ...) with an error naming the opcode and its offset.
+// It never constructs objects, never calls anything, and is bounded:
 //   - nesting depth (kMaxDepth), value count (max_nodes: every value pushed,
 //     memo references included), MARK stack depth;
 //   - every length is checked against the bytes left before anything is

@@ -3,7 +3,7 @@
 // P2P test record (gpu.nvml, gpu.device, nvlink.link, gpu.p2p; fields in
 // docs/probe-gpu.md) and names the catalogue causes each finding supports.
 //
-// Thresholds (DCGM's health watches, hardware.md §5.6 and §8.1):
+// Thresholds (DCGM's health watches, NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp):
 //   NVLink replay or recovery counter rising between the two samples -> error;
 //   CRC rising at >= 100/s -> error, slower -> warning;
 //   a GPU with fewer active NVLinks than its peers on the same host -> error;

@@ -1,7 +1,7 @@
 // Pure decoders for NVML values recorded in GPU evidence: bus ids, clocks-event
 // (throttle) reason bits, fabric states, P2P status and topology levels
-// (reference: hardware.md §5.4). Total: unknown values get a stable fallback
-// name, never an exception.
+// (enum values from NVML's public header, nvml.h). Total: unknown values get a
+// stable fallback name, never an exception.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // against the header history back to CUDA 11) so that no NVML header or
 // library is needed at build time. Everything is resolved at run time through
 // sys/dl.hpp; a symbol the installed driver lacks stays nullptr and the probe
-// records it as not supported (reference: hardware.md §5).
+// records it as not supported (docs/probe-gpu.md, Evidence kinds).
 #pragma once
 
 #include <cstdint>

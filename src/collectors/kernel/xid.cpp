@@ -99,8 +99,9 @@ std::optional<std::string> parse_fell_off_bus_line(std::string_view line) {
 }
 
 namespace {
-// Meaning, likely cause and action from NVIDIA's Xid catalogue (hardware.md §4.2);
-// the cause id and weight are ccdiag's: how strongly the Xid alone points at it.
+// Meaning, likely cause and action from NVIDIA's Xid catalogue
+// (docs.nvidia.com/deploy/xid-errors); the cause id and weight are ccdiag's:
+// how strongly the Xid alone points at it.
 constexpr XidInfo kXids[] = {
     {8, "FIFO idle timeout: GPU stopped processing", "driver or application hang", "restart app; repeated: reset GPU", "gpu_hung_kernel", 8},
     {13, "Graphics engine exception (SM warp/global exception)", "mostly application (kernel bug, out-of-bounds)", "restart app; if it follows the GPU: DCGM diag", "gpu_hung_kernel", 3},

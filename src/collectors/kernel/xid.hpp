@@ -1,4 +1,4 @@
-// Xid lines of the NVIDIA kernel driver (reference: hardware.md §4.1–4.2).
+// Xid lines of the NVIDIA kernel driver (krcReportXid in NVIDIA's open-gpu-kernel-modules).
 // Pure parsers: a line that is not an Xid gives nullopt; nothing throws.
 #pragma once
 

@@ -6,7 +6,7 @@
 // 10:00:00.123 4242 ProcessGroupNCCL.cpp:1234] ", dmesg "[ 12.345678] ",
 // syslog "Nov 30 05:00:00 host kernel: "), then the NCCL prefix
 // "host:pid:tid [dev] [file:line [(func)]] NCCL INFO|WARN|TRACE|CALL"
-// (reference nccl.md §4.1). ANSI colour is removed by strip_ansi() before.
+// (NCCL's src/debug.cc, ncclDebugLogV). ANSI colour is removed by strip_ansi() before.
 #pragma once
 
 #include <cstdint>

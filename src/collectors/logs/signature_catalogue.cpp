@@ -1,8 +1,9 @@
 // The built-in signature catalogue. Wordings come from NCCL 2.18–2.30 (WARN
-// and INFO format strings; reference nccl.md §4 and §6), PyTorch
-// ProcessGroupNCCL / c10d / torchelastic (flight_recorder.md §4), the kernel
-// (hardware.md §4) and CUDA runtime error strings. Where a message changed
-// across versions one pattern accepts every wording.
+// and INFO format strings in NCCL's src/), PyTorch ProcessGroupNCCL / c10d /
+// torchelastic (torch/csrc/distributed/c10d/, torch/distributed/elastic/), the
+// kernel (NVIDIA driver Xid/SXid, PCIe AER, mlx5) and CUDA runtime error
+// strings. Where a message changed across versions one pattern accepts every
+// wording.
 //
 // Weights are likelihood ratios: a line that names its cause (shm ENOSPC,
 // "Duplicate GPU", "Mismatched NCCL version") gets 20–50; a line that several

@@ -1,5 +1,5 @@
-// Per-process NCCL set-up rebuilt from NCCL_DEBUG=INFO lines (reference
-// nccl.md §6): version, comm init (rank, nranks, cudaDev, busId, commHash),
+// Per-process NCCL set-up rebuilt from NCCL_DEBUG=INFO lines
+// (docs/logs.md): version, comm init (rank, nranks, cudaDev, busId, commHash),
 // nNodes, network and NICs, bootstrap interface, NCCL_* environment,
 // transport per peer, rings. Also the findings only visible across processes
 // (version/env skew, P2P between hosts, nNodes below the host count,

@@ -1,4 +1,4 @@
-// Cross-rank reading of flight-recorder snapshots (reference nccl.md §2.7):
+// Cross-rank reading of flight-recorder snapshots (docs/nccl.md, `ccdiag nccl dump`):
 // per communicator, which op each rank is in, which channel/peer/step it
 // waits on and in which state, and which layer the stuck state points to.
 //

@@ -1,4 +1,4 @@
-// Client of NCCL's RAS port (reference nccl.md §1.3), the way `ncclras` talks:
+// Client of NCCL's RAS port (NCCL's src/ras/), the way `ncclras` talks:
 //   connect (each numeric address in turn: 127.0.0.1 then ::1 for localhost)
 //   -> "CLIENT PROTOCOL 2"  <- "SERVER PROTOCOL <n>"
 //   -> "TIMEOUT <t>"        <- "OK"                      (per-leg gathering timeout)

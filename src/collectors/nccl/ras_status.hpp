@@ -1,5 +1,6 @@
 // NCCL RAS status: one model for both reply formats of the RAS client port
-// (reference nccl.md §1.6 text, §1.7 JSON), and the parsers that fill it.
+// (text and JSON, both written by NCCL's src/ras/client_support.cc), and the
+// parsers that fill it.
 //
 // Parsers are pure and total: any byte string gives a RasStatus; lines that
 // match no known form are skipped and counted (`skipped_lines`), and

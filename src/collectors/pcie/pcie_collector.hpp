@@ -1,4 +1,4 @@
-// PCIe path probe (reference: hardware.md §6). For every NVIDIA GPU (vendor
+// PCIe path probe (docs/probe.md, probe pcie). For every NVIDIA GPU (vendor
 // 0x10de, class 0x0302xx/0x0300xx) and every RDMA NIC it walks the sysfs device
 // path up to the root port and records, for each hop, the link speed/width,
 // the AER counters and (as root) the ACS control bits from config space; plus

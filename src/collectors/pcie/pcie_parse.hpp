@@ -1,6 +1,6 @@
-// Pure parsers for PCIe sysfs attributes and config space (reference:
-// hardware.md §6). Every function is total: bad input gives nullopt or an
-// empty result, never a throw.
+// Pure parsers for PCIe sysfs attributes and config space (the kernel's
+// drivers/pci/pci-sysfs.c and drivers/pci/pcie/aer.c). Every function is total:
+// bad input gives nullopt or an empty result, never a throw.
 #pragma once
 
 #include <cstdint>

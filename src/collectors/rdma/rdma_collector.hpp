@@ -1,4 +1,4 @@
-// RDMA probe (reference: hardware.md §1–2): every device under
+// RDMA probe (docs/probe.md, probe rdma): every device under
 // /sys/class/infiniband, each port's state, phys_state, rate, link_layer, LIDs
 // and GID table (type and netdev per slot; empty slots fail with EINVAL and are
 // skipped), `counters/` and `hw_counters/` sampled twice `interval` apart, the

@@ -1,5 +1,6 @@
-// Pure parsers for RDMA sysfs attributes and counters (reference:
-// hardware.md §1). Total: bad input gives nullopt, never a throw.
+// Pure parsers for RDMA sysfs attributes and counters (the kernel's
+// Documentation/ABI/stable/sysfs-class-infiniband). Total: bad input gives
+// nullopt, never a throw.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ std::optional<uint64_t> parse_counter(std::string_view text);
 // delta is the new value).
 uint64_t counter_delta(uint64_t t0, uint64_t t1, int wrap_bits);
 
-// How a counter is read (hardware.md §1.3–1.4, §9.6).
+// How a counter is read (docs/probe.md, Rules the probes apply: Counters).
 enum class CounterClass {
   link_event,        // link_downed, link_error_recovery: any increase = a flap
   transport_fatal,   // *_retries_exceeded, *_cqe_error, remote access/invalid: any increase = QPs died
