@@ -1,13 +1,15 @@
 // Report: the one model every renderer (text, json, markdown) prints
-// (design.md §2.1 is the JSON contract; docs/schema/report.schema.json).
+// (its JSON contract: docs/json.md and docs/schema/report.schema.json).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ccdiag/evidence.hpp"
 #include "ccdiag/finding.hpp"
 #include "ccdiag/layer.hpp"
 #include "ccdiag/subject.hpp"
@@ -56,10 +58,23 @@ struct NextStep {
   std::string command;                 // exact command to run, may be empty
 };
 
+// Why a part of the host or of the inputs was not checked. `skipped`: the
+// component is not there (no GPU, no RDMA NIC, no rank on this host), so
+// nothing was missed; every other state means something may have been.
+enum class UncheckedState { skipped, unavailable, timeout, error, unknown };
+const char* to_string(UncheckedState s);
+std::optional<UncheckedState> unchecked_state_from(std::string_view name);
+UncheckedState unchecked_state_of(AvailabilityState s);
+
 struct Unchecked {
   std::string what;                    // "NVML", "kernel log", "bundle node3"
-  std::string reason;                  // "skipped: libnvidia-ml.so.1 not found"
+  UncheckedState state = UncheckedState::unavailable;
+  std::string reason;                  // "libnvidia-ml.so.1 not found"
 };
+
+// From "state: reason" text: the JSON of bundles written before the state was
+// a field of its own. Text without a known state is `unavailable`.
+Unchecked unchecked_from_text(std::string what, std::string_view text);
 
 // `diagnose --explain`: how the verdict was scored. Every hypothesis a rule
 // emitted, and per candidate cause the odds arithmetic: prior odds times one

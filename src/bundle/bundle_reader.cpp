@@ -105,7 +105,7 @@ struct RawWalk {
   size_t entries = 0;
 
   void note(const std::string& rel, const std::string& why) {
-    unchecked.push_back(Unchecked{host + ": bundle " + rel, "error: " + why + "; its evidence was not read"});
+    unchecked.push_back(Unchecked{host + ": bundle " + rel, UncheckedState::error, "" + why + "; its evidence was not read"});
   }
 
   // A symlink is refused when its target leaves the bundle (the message names
@@ -188,7 +188,7 @@ Status list_raw(const std::string& dir, const std::string& host, std::vector<std
     const int err = errno;
     ::close(root);
     if (err == ENOENT) return Ok{};  // a bundle of live-only evidence
-    unchecked.push_back(Unchecked{host + ": bundle raw/", std::string("error: cannot stat: ") + std::strerror(err)});
+    unchecked.push_back(Unchecked{host + ": bundle raw/", UncheckedState::error, std::string("cannot stat: ") + std::strerror(err)});
     return Ok{};
   }
   // raw itself a symlink: the whole tree would be someone else's directory.
@@ -203,7 +203,7 @@ Status list_raw(const std::string& dir, const std::string& host, std::vector<std
   const int raw = ::openat(root, "raw", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   ::close(root);
   if (raw < 0) {
-    unchecked.push_back(Unchecked{host + ": bundle raw/", std::string("error: cannot open: ") + std::strerror(errno) +
+    unchecked.push_back(Unchecked{host + ": bundle raw/", UncheckedState::error, std::string("cannot open: ") + std::strerror(errno) +
                                                                "; its evidence was not read"});
     return Ok{};
   }
@@ -283,7 +283,12 @@ Status parse_bundle_evidence(std::string_view text, const std::string& host, con
       auto str = [&](const char* k, const char* dflt) {
         return u.contains(k) && u[k].is_string() ? u[k].get<std::string>() : std::string(dflt);
       };
-      unchecked.push_back(Unchecked{host + ": " + str("what", "?"), str("reason", "")});
+      Unchecked c = unchecked_from_text(host + ": " + str("what", "?"), str("reason", ""));
+      if (auto st = unchecked_state_from(str("state", ""))) {  // written by this version: the reason has no prefix
+        c.state = *st;
+        c.reason = str("reason", "");
+      }
+      unchecked.push_back(std::move(c));
     }
   }
   return Ok{};

@@ -176,7 +176,7 @@ int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
     fleet.add_unanswered(h, HostStatus::no_bundle, f != known_failures.end() ? f->second : "no bundle: the host did not answer");
   }
   for (const auto& h : fleet.hosts)
-    if (h.status != HostStatus::ok) fleet_set.unchecked.push_back(Unchecked{"host " + h.host, h.error});
+    if (h.status != HostStatus::ok) fleet_set.unchecked.push_back(Unchecked{"host " + h.host, UncheckedState::unavailable, h.error});
 
   FleetSummary summary = summarize_fleet(fleet);
   if (summary.hosts_answered == 0) {

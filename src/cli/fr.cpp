@@ -75,7 +75,7 @@ void render_text_fr(const fr::FrAnalysis& a, const Report& report, std::ostream&
     if (!s.command.empty()) out << ": " << s.command;
     out << "\n";
   }
-  for (const auto& u : report.unchecked) out << "  unchecked: " << u.what << ": " << u.reason << "\n";
+  for (const auto& u : report.unchecked) out << "  unchecked: " << u.what << ": " << to_string(u.state) << ": " << u.reason << "\n";
 }
 
 void render_markdown_fr(const fr::FrAnalysis& a, const Report& report, std::ostream& out) {
@@ -135,7 +135,7 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
   checked.provenance.source = files->front().shown;
   checked.data = {{"ranks", loaded.dumps.size()}};
   set.evidence.push_back(std::move(checked));
-  for (const auto& e : loaded.bad) set.unchecked.push_back(Unchecked{e.context, e.message});
+  for (const auto& e : loaded.bad) set.unchecked.push_back(Unchecked{e.context, UncheckedState::error, e.message});
   Report report = decide(set);
   // Dumps of a CPU backend (gloo) only: no GPU, NVLink or RDMA step is a
   // next step for them (a catalogue cause's generic steps may name one).

@@ -210,7 +210,7 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     std::string fp;
     for (const auto& t : topo) fp += (fp.empty() ? "" : ",") + t.host + ":" + t.fingerprint();
     if (!baseline->fingerprint.empty() && baseline->fingerprint != fp)
-      set.unchecked.push_back(Unchecked{"baseline " + opts.baseline,
+      set.unchecked.push_back(Unchecked{"baseline " + opts.baseline, UncheckedState::unknown,
                                         "topology fingerprint differs from the bundles' (" + baseline->fingerprint + " vs " + fp +
                                             "): compared anyway, read regressions with care"});
   }
@@ -225,13 +225,13 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
   findings.insert(findings.end(), set.findings.begin(), set.findings.end());
   set.findings = std::move(findings);
   for (const auto& f : runs) set.inputs.push_back(f.file);
-  for (const auto& e : bad) set.unchecked.push_back(Unchecked{e.context, e.message});
+  for (const auto& e : bad) set.unchecked.push_back(Unchecked{e.context, UncheckedState::error, e.message});
   // A run with nothing to compare with is not "healthy": say what was not judged.
   if (slow)
-    for (const auto& n : slow->notes) set.unchecked.push_back(Unchecked{"links from flight-recorder dumps", n});
+    for (const auto& n : slow->notes) set.unchecked.push_back(Unchecked{"links from flight-recorder dumps", UncheckedState::unavailable, n});
   for (const auto& a : analyses) {
     if (a.verdict.status == "unjudged") {
-      set.unchecked.push_back(Unchecked{"bandwidth of " + a.run->file, a.verdict.why});
+      set.unchecked.push_back(Unchecked{"bandwidth of " + a.run->file, UncheckedState::unavailable, a.verdict.why});
       continue;
     }
     // A run judged against the topology or a baseline checked the data path:

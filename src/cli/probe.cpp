@@ -125,7 +125,7 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
   set.add_host(cc.host);
   set.inputs.push_back(cc.root.is_live() ? "live:" + cc.host : ctx.global.root);
   if (!o.availability.is_ok()) {
-    set.unchecked.push_back(Unchecked{"probe " + opts.what, std::string(to_string(o.availability.state)) + ": " +
+    set.unchecked.push_back(Unchecked{"probe " + opts.what, unchecked_state_of(o.availability.state),
                                                                 o.availability.reason});
   } else {
     CollectorOutput out = collector_output_from_json(o.value);
@@ -162,10 +162,10 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
       break;
   }
   if (report.verdict.root_cause != kNoProblemFound) return kExitProblem;
-  // Hardware that is not there ("skipped: ...") leaves nothing to check; a probe
+  // Hardware that is not there (skipped) leaves nothing to check; a probe
   // that could not look (unavailable, unknown, timeout, error) makes the answer partial.
   for (const auto& u : report.unchecked)
-    if (u.reason.rfind("skipped:", 0) != 0) return kExitPartial;
+    if (u.state != UncheckedState::skipped) return kExitPartial;
   return kExitHealthy;
 }
 

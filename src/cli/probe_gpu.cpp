@@ -68,7 +68,7 @@ void print_json(const ProbeRun& r, CommandContext& ctx) {
   j["evidence"] = r.evidence;
   j["findings"] = r.findings;
   j["unchecked"] = json::array();
-  for (const auto& u : r.unchecked) j["unchecked"].push_back({{"what", u.what}, {"reason", u.reason}});
+  for (const auto& u : r.unchecked) j["unchecked"].push_back(u);
   ctx.out << j.dump(2) << '\n';
 }
 
@@ -90,7 +90,7 @@ void print_findings_and_unchecked(const ProbeRun& r, CommandContext& ctx) {
     ctx.out << fmt::format("  {:<8} {:<28} {}\n", to_string(f.severity), f.id, f.summary);
   if (!r.unchecked.empty()) {
     ctx.out << "Could not check:\n";
-    for (const auto& u : r.unchecked) ctx.out << "  " << u.what << ": " << u.reason << '\n';
+    for (const auto& u : r.unchecked) ctx.out << "  " << u.what << ": " << to_string(u.state) << ": " << u.reason << '\n';
   }
 }
 
@@ -299,7 +299,7 @@ int run_probe_p2p_cmd(const ProbeGpuOptions& o, CommandContext& ctx) {
 
   std::string why;
   if (!cuda_loadable(&why)) {
-    r.unchecked.push_back(Unchecked{"CUDA P2P test", "skipped: " + (why.empty() ? std::string("libcuda.so.1 not found") : why)});
+    r.unchecked.push_back(Unchecked{"CUDA P2P test", UncheckedState::skipped, "" + (why.empty() ? std::string("libcuda.so.1 not found") : why)});
   } else if (!o.force && (!busy.empty() || !nvml_ok)) {
     const std::string what = busy.empty()
                                  ? "cannot tell whether the GPUs are in use (NVML unavailable)"

@@ -31,7 +31,14 @@ CollectorOutput collector_output_from_json(const nlohmann::json& j) {
   if (j.contains("raw"))
     for (const auto& r : j["raw"]) out.raw.emplace_back(r.value("path", ""), r.value("content", ""));
   if (j.contains("unchecked"))
-    for (const auto& u : j["unchecked"]) out.unchecked.push_back(Unchecked{u.value("what", ""), u.value("reason", "")});
+    for (const auto& u : j["unchecked"]) {
+      Unchecked c = unchecked_from_text(u.value("what", ""), u.value("reason", ""));
+      if (auto st = unchecked_state_from(u.value("state", ""))) {
+        c.state = *st;
+        c.reason = u.value("reason", "");
+      }
+      out.unchecked.push_back(std::move(c));
+    }
   return out;
 }
 
@@ -63,7 +70,7 @@ CollectResult collect_host(const CollectContext& ctx_in, std::chrono::millisecon
       e.provenance.source = "collector " + collectors[i].name;
       e.availability = o.availability;
       res.evidence.push_back(std::move(e));
-      res.unchecked.push_back(Unchecked{collectors[i].name, std::string(to_string(o.availability.state)) + ": " +
+      res.unchecked.push_back(Unchecked{collectors[i].name, unchecked_state_of(o.availability.state),
                                                               o.availability.reason});
       continue;
     }

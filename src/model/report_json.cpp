@@ -39,7 +39,7 @@ void to_json(nlohmann::json& j, const NextStep& n) {
 }
 
 void to_json(nlohmann::json& j, const Unchecked& u) {
-  j = nlohmann::json{{"what", u.what}, {"reason", u.reason}};
+  j = nlohmann::json{{"what", u.what}, {"state", to_string(u.state)}, {"reason", u.reason}};
 }
 
 void to_json(nlohmann::json& j, const Report& r) {

@@ -292,7 +292,7 @@ void render_html(const Report& r, const FleetSummary& s, std::ostream& out) {
     size_t n = 0;
     for (const auto& u : r.unchecked) {
       if (n++ == 500) break;
-      out << "<li>" << esc(u.what) << ": " << esc(u.reason) << "</li>\n";
+      out << "<li>" << esc(u.what) << ": " << to_string(u.state) << ": " << esc(u.reason) << "</li>\n";
     }
     out << "</ul></details>\n";
   }

@@ -77,7 +77,7 @@ void render_markdown(const Report& r, std::ostream& out) {
   }
   if (!r.unchecked.empty()) {
     out << "**Not checked:**\n\n";
-    for (const auto& u : r.unchecked) out << "- " << u.what << ": " << u.reason << '\n';
+    for (const auto& u : r.unchecked) out << "- " << u.what << ": " << to_string(u.state) << ": " << u.reason << '\n';
     out << '\n';
   }
   out << "_ccdiag " << r.ccdiag_version << ", schema " << r.schema_version << "_\n";

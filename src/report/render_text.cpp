@@ -112,7 +112,7 @@ void render_text(const Report& r, std::ostream& out, const TextStyle& style) {
   }
   if (!r.unchecked.empty()) {
     out << '\n' << paint("Not checked:", "1") << '\n';
-    for (const auto& u : r.unchecked) out << "  - " << u.what << ": " << u.reason << '\n';
+    for (const auto& u : r.unchecked) out << "  - " << u.what << ": " << to_string(u.state) << ": " << u.reason << '\n';
   }
   if (r.explain) render_explain_text(*r.explain, out, style);
 }

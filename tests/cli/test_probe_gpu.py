@@ -64,7 +64,7 @@ class NoNvml(unittest.TestCase):
         self.assertEqual(p.stderr, "")
         doc = probe_json(["gpu"], 3, {})
         self.assertEqual(doc["status"], "partial")
-        self.assertEqual(doc["unchecked"], [{"what": "NVML", "reason": "skipped: libnvidia-ml.so.1 not found"}])
+        self.assertEqual(doc["unchecked"], [{"what": "NVML", "state": "skipped", "reason": "libnvidia-ml.so.1 not found"}])
         self.assertEqual(doc["findings"], [])
 
     def test_info_reports_nvml_not_found(self):
@@ -132,7 +132,8 @@ class ProbeGpuScenarios(unittest.TestCase):
         self.assertLess(took, 2 + 1.5, f"took {took:.2f}s with --timeout 2")
         doc = json.loads(p.stdout)
         self.assertEqual(p.returncode, 1)
-        self.assertEqual(doc["unchecked"][0]["reason"], "timeout: nvmlInitWithFlags did not return within 2000 ms")
+        self.assertEqual(doc["unchecked"][0]["state"], "timeout")
+        self.assertEqual(doc["unchecked"][0]["reason"], "nvmlInitWithFlags did not return within 2000 ms")
         self.assertEqual(ids(doc), ["gpu.nvml.unresponsive"])
 
     def test_gpu_lost(self):

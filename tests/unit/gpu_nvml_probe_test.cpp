@@ -72,7 +72,8 @@ TEST_CASE("NVML absent: gpu.nvml unavailable and an unchecked entry, no findings
   CHECK(r.evidence[0].availability.state == AvailabilityState::unavailable);
   REQUIRE(r.unchecked.size() == 1);
   CHECK(r.unchecked[0].what == "NVML");
-  CHECK(r.unchecked[0].reason == "skipped: libnvidia-ml-ccdiag-absent.so.1 not found");
+  CHECK(r.unchecked[0].state == UncheckedState::skipped);
+  CHECK(r.unchecked[0].reason == "libnvidia-ml-ccdiag-absent.so.1 not found");
   CHECK(gpu_findings(r.evidence).empty());
 }
 
@@ -158,7 +159,8 @@ TEST_CASE("nvmlInit that never returns ends as a timeout naming the call, within
   CHECK(r.evidence[0].availability.state == AvailabilityState::timeout);
   CHECK(r.evidence[0].availability.reason == "nvmlInitWithFlags did not return within 1500 ms");
   REQUIRE(r.unchecked.size() == 1);
-  CHECK(r.unchecked[0].reason == "timeout: nvmlInitWithFlags did not return within 1500 ms");
+  CHECK(r.unchecked[0].state == UncheckedState::timeout);
+  CHECK(r.unchecked[0].reason == "nvmlInitWithFlags did not return within 1500 ms");
   auto fs = gpu_findings(r.evidence);
   REQUIRE(with_id(fs, "gpu.nvml.unresponsive").size() == 1);
 }

@@ -123,8 +123,28 @@ TEST_CASE("tree: nothing wrong gives no_problem_found; unchecked makes it less s
   set.evidence.push_back(ev("host.dev_shm", "n1", {{"size_bytes", 17179869184LL}}));
   CHECK(decide(set).verdict.root_cause == kNoProblemFound);
   const double sure = decide(set).verdict.confidence;
-  set.unchecked.push_back({"NVML", "skipped: libnvidia-ml.so.1 not found"});
+  set.unchecked.push_back({"NVML", UncheckedState::skipped, "libnvidia-ml.so.1 not found"});
   CHECK(decide(set).verdict.confidence < sure);
+}
+
+TEST_CASE("unchecked: the state is a field; old bundles' \"state: reason\" text is split once", "[tree][unchecked]") {
+  const Unchecked old = unchecked_from_text("NVML", "skipped: libnvidia-ml.so.1 not found");
+  CHECK(old.state == UncheckedState::skipped);
+  CHECK(old.reason == "libnvidia-ml.so.1 not found");
+  CHECK(unchecked_from_text("RAS", "timeout: no reply in 2000 ms").state == UncheckedState::timeout);
+  const Unchecked plain = unchecked_from_text("x", "permission denied: needs root");
+  CHECK(plain.state == UncheckedState::unavailable);
+  CHECK(plain.reason == "permission denied: needs root");
+  CHECK(nlohmann::json(old) == nlohmann::json{{"what", "NVML"}, {"state", "skipped"}, {"reason", "libnvidia-ml.so.1 not found"}});
+  // A probe that could not look lowers a cause's confidence; hardware that is absent does not.
+  EvidenceSet set;
+  set.evidence.push_back(ev("host.dev_shm", "n1", {{"size_bytes", 64LL << 20}}));
+  const Report none = decide(set);
+  REQUIRE(none.verdict.root_cause != kNoProblemFound);
+  set.unchecked.push_back({"NVML", UncheckedState::skipped, "no NVIDIA driver"});
+  CHECK(decide(set).verdict.confidence == none.verdict.confidence);
+  set.unchecked.push_back({"RDMA", UncheckedState::timeout, "netlink did not answer"});
+  CHECK(decide(set).verdict.confidence < none.verdict.confidence);
 }
 
 TEST_CASE("tree: next steps are filled with the culprit's fields", "[tree]") {

@@ -399,9 +399,9 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
       if (h.derived && seen.insert({h.derived->id, h.derived->summary}).second) findings.push_back(*h.derived);
   }
   // Only probes that failed (timeout, error, no permission) hide evidence;
-  // "skipped: <component> absent" means there was nothing there to check.
+  // skipped (the component is absent) means there was nothing there to check.
   const size_t missed = static_cast<size_t>(std::count_if(set.unchecked.begin(), set.unchecked.end(), [](const Unchecked& u) {
-    return u.reason.rfind("skipped:", 0) != 0;
+    return u.state != UncheckedState::skipped;
   }));
   // --explain: every hypothesis and how the score of each cause was built
   // (for reading a verdict, and for calibrating weights on site data).

@@ -82,7 +82,7 @@ CollectorOutput collect_host_config(const CollectContext& ctx) {
         "no training-rank process found (no process with RANK/LOCAL_RANK in its environment" +
         std::string(scan.unreadable ? "; " + std::to_string(scan.unreadable) + " environments unreadable" : "") + ")");
     out.evidence.push_back(std::move(e));
-    out.unchecked.push_back(Unchecked{"memlock limit of the ranks", "skipped: no training-rank process on this host"});
+    out.unchecked.push_back(Unchecked{"memlock limit of the ranks", UncheckedState::skipped, "no training-rank process on this host"});
   }
   for (const auto& r : scan.ranks) {
     const std::string path = "/proc/" + std::to_string(r.pid) + "/limits";

@@ -257,8 +257,10 @@ P2pTestResult run_p2p_test(const P2pTestOptions& opts) {
     e.availability = m.value.value("status", "") == "unavailable" ? Availability::unavailable(reason) : Availability::error(reason);
   }
   if (!e.availability.is_ok()) {
-    const std::string prefix = e.availability.state == AvailabilityState::unavailable ? "skipped" : std::string(to_string(e.availability.state));
-    res.unchecked.push_back(Unchecked{"CUDA P2P test", prefix + ": " + e.availability.reason});
+    const UncheckedState st = e.availability.state == AvailabilityState::unavailable
+                                  ? UncheckedState::skipped
+                                  : unchecked_state_of(e.availability.state);
+    res.unchecked.push_back(Unchecked{"CUDA P2P test", st, e.availability.reason});
     return res;
   }
   e.provenance.source = "cuDeviceCanAccessPeer";

@@ -12,7 +12,7 @@ CollectorOutput collect_gpu(const CollectContext& ctx) {
   if (!ctx.root.is_live()) {
     nv.provenance.source = "collector gpu";
     nv.availability = Availability::unavailable("not probed: --root reads a tree, NVML would describe the live host");
-    out.unchecked.push_back(Unchecked{"NVML", "skipped: --root given (NVML describes the live host, not the tree)"});
+    out.unchecked.push_back(Unchecked{"NVML", UncheckedState::skipped, "--root given (NVML describes the live host, not the tree)"});
     out.evidence.push_back(std::move(nv));
     return out;
   }

@@ -448,8 +448,11 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& opts) {
     nv.data["elapsed_ms"] = o.elapsed.count();
   }
   if (!nv.availability.is_ok()) {
-    const std::string prefix = nv.availability.state == AvailabilityState::unavailable ? "skipped" : std::string(to_string(nv.availability.state));
-    res.unchecked.push_back(Unchecked{"NVML", prefix + ": " + nv.availability.reason});
+    // No NVML library means no NVIDIA GPU to check here: skipped, not missed.
+    const UncheckedState st = nv.availability.state == AvailabilityState::unavailable
+                                  ? UncheckedState::skipped
+                                  : unchecked_state_of(nv.availability.state);
+    res.unchecked.push_back(Unchecked{"NVML", st, nv.availability.reason});
     res.evidence.push_back(std::move(nv));
     return res;
   }
@@ -483,7 +486,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& opts) {
         e.availability = Availability::timeout(hung_reason(call, dl, "NVML"));
         e.data = known;
         if (!call.empty()) e.data["hung_call"] = call;
-        res.unchecked.push_back(Unchecked{"NVML GPU " + std::to_string(known.value("index", 0u)), "timeout: " + e.availability.reason});
+        res.unchecked.push_back(Unchecked{"NVML GPU " + std::to_string(known.value("index", 0u)), UncheckedState::timeout, "" + e.availability.reason});
         res.evidence.push_back(std::move(e));
         continue;
       }
@@ -491,7 +494,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& opts) {
         e.availability = o.availability.is_ok() ? from_status(o.value) : o.availability;
         e.data = known;
         res.unchecked.push_back(Unchecked{"NVML GPU " + std::to_string(known.value("index", 0u)),
-                                          std::string(to_string(e.availability.state)) + ": " + e.availability.reason});
+                                          unchecked_state_of(e.availability.state), e.availability.reason});
         res.evidence.push_back(std::move(e));
         continue;
       }
@@ -536,7 +539,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& opts) {
     }
     e.data["source"] = "nvml";
     if (!e.availability.is_ok())
-      res.unchecked.push_back(Unchecked{"NVML P2P matrix", std::string(to_string(e.availability.state)) + ": " + e.availability.reason});
+      res.unchecked.push_back(Unchecked{"NVML P2P matrix", unchecked_state_of(e.availability.state), e.availability.reason});
     res.evidence.push_back(std::move(e));
   }
   return res;

@@ -169,7 +169,7 @@ CollectorOutput collect_versions(const CollectContext& ctx) {
     out.raw.emplace_back("proc/driver-nvidia-version", *drv);
   } else {
     e.data["driver_version"] = nullptr;
-    out.unchecked.push_back(Unchecked{"GPU driver version", "skipped: /proc/driver/nvidia/version not present (no NVIDIA driver loaded)"});
+    out.unchecked.push_back(Unchecked{"GPU driver version", UncheckedState::skipped, "/proc/driver/nvidia/version not present (no NVIDIA driver loaded)"});
   }
   out.evidence.push_back(std::move(e));
   return out;

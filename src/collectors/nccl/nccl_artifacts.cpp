@@ -127,7 +127,7 @@ Status ingest_nccl_raw(const Bundle& b, EvidenceSet& set) {
       std::string raw;
       if (ends_with(rel, ".b64")) {
         if (!base64_decode(*bytes, raw)) {
-          set.unchecked.push_back(Unchecked{"NCCL flight recorder " + shown, "error: bad base64"});
+          set.unchecked.push_back(Unchecked{"NCCL flight recorder " + shown, UncheckedState::error, "bad base64"});
           continue;
         }
       } else {
@@ -135,7 +135,7 @@ Status ingest_nccl_raw(const Bundle& b, EvidenceSet& set) {
       }
       auto snap = parse_flight_file(raw, shown);
       if (!snap) {
-        set.unchecked.push_back(Unchecked{"NCCL flight recorder " + shown, "error: " + snap.error().message});
+        set.unchecked.push_back(Unchecked{"NCCL flight recorder " + shown, UncheckedState::error, "" + snap.error().message});
         continue;
       }
       set.evidence.push_back(fr_evidence(*snap, shown, b.manifest.host));
@@ -144,7 +144,7 @@ Status ingest_nccl_raw(const Bundle& b, EvidenceSet& set) {
     }
     auto status = parse_ras_reply(*bytes);
     if (!status.recognised) {
-      set.unchecked.push_back(Unchecked{"NCCL RAS reply " + shown, "error: not a RAS STATUS report"});
+      set.unchecked.push_back(Unchecked{"NCCL RAS reply " + shown, UncheckedState::error, "not a RAS STATUS report"});
       continue;
     }
     auto derived = ras_to_evidence(status, shown, b.manifest.host);
@@ -207,7 +207,7 @@ CollectorOutput collect_nccl(const CollectContext& ctx) {
     // or when RAS misbehaved (timeout, error).
     const bool expected = !out.raw.empty() || std::getenv("NCCL_RAS_ADDR") != nullptr || ranks_set_addr;
     if (expected || r.availability.state != AvailabilityState::unavailable)
-      out.unchecked.push_back(Unchecked{"NCCL RAS", std::string(to_string(r.availability.state)) + ": " +
+      out.unchecked.push_back(Unchecked{"NCCL RAS", unchecked_state_of(r.availability.state),
                                                         r.availability.reason});
     Evidence e;
     e.kind = "nccl.ras";

@@ -89,7 +89,7 @@ CollectorOutput collect_pcie(const CollectContext& ctx) {
     Evidence e = make(ctx, "pcie.link", "/sys/bus/pci/devices");
     e.availability = Availability::unavailable(devices.error().one_line());
     out.evidence.push_back(std::move(e));
-    out.unchecked.push_back(Unchecked{"PCIe", "skipped: /sys/bus/pci/devices not readable (" + devices.error().one_line() + ")"});
+    out.unchecked.push_back(Unchecked{"PCIe", UncheckedState::skipped, "/sys/bus/pci/devices not readable (" + devices.error().one_line() + ")"});
     return out;
   }
 
@@ -114,7 +114,7 @@ CollectorOutput collect_pcie(const CollectContext& ctx) {
     Evidence e = make(ctx, "pcie.link", "/sys/bus/pci/devices");
     e.availability = Availability::unavailable("no NVIDIA GPU and no RDMA NIC on the PCI bus");
     out.evidence.push_back(std::move(e));
-    out.unchecked.push_back(Unchecked{"PCIe paths", "skipped: no NVIDIA GPU (vendor 0x10de) and no RDMA NIC found"});
+    out.unchecked.push_back(Unchecked{"PCIe paths", UncheckedState::skipped, "no NVIDIA GPU (vendor 0x10de) and no RDMA NIC found"});
   }
 
   // 2. Pairs that talk peer-to-peer: every GPU with every NIC and every other GPU.
@@ -222,7 +222,7 @@ CollectorOutput collect_pcie(const CollectContext& ctx) {
     out.evidence.push_back(std::move(e));
   }
   if (!on_paths.empty() && !any_aer)
-    out.unchecked.push_back(Unchecked{"PCIe AER counters", "unavailable: no aer_dev_* files on the GPU/NIC paths (firmware-first AER or pci=noaer)"});
+    out.unchecked.push_back(Unchecked{"PCIe AER counters", UncheckedState::unavailable, "no aer_dev_* files on the GPU/NIC paths (firmware-first AER or pci=noaer)"});
 
   // 5. ACS on every bridge of the paths (config space beyond 64 bytes needs CAP_SYS_ADMIN).
   size_t acs_unknown = 0;
@@ -266,7 +266,7 @@ CollectorOutput collect_pcie(const CollectContext& ctx) {
     out.evidence.push_back(std::move(e));
   }
   if (acs_unknown)
-    out.unchecked.push_back(Unchecked{"PCIe ACS", "unknown on " + std::to_string(acs_unknown) +
+    out.unchecked.push_back(Unchecked{"PCIe ACS", UncheckedState::unknown, "on " + std::to_string(acs_unknown) +
                                                       " bridge(s): config space beyond 64 bytes needs CAP_SYS_ADMIN"});
 
   // Endpoint config: a GPU whose config space reads all-ones fell off the bus.

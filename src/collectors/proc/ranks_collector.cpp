@@ -20,7 +20,7 @@ CollectorOutput collect_ranks(const CollectContext& ctx) {
     out.evidence.push_back(std::move(e));
   }
   if (d.unreadable > 0)
-    out.unchecked.push_back(Unchecked{"rank discovery", std::to_string(d.unreadable) +
+    out.unchecked.push_back(Unchecked{"rank discovery", UncheckedState::unavailable, std::to_string(d.unreadable) +
                                                             " process(es) could not be read (environ/maps need "
                                                             "root or CAP_SYS_PTRACE)"});
   return out;
@@ -33,7 +33,7 @@ CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
     // holds ranks whose stacks a live run would have taken.
     const auto n = discover_ranks(ctx.root).ranks.size();
     if (n > 0)
-      out.unchecked.push_back(Unchecked{"rank stacks", "skipped: " + std::to_string(n) +
+      out.unchecked.push_back(Unchecked{"rank stacks", UncheckedState::skipped, "" + std::to_string(n) +
                                                            " rank(s) in a --root tree, no live process to attach to"});
     return out;
   }
@@ -49,7 +49,7 @@ CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
     auto s = collect_process_stacks(ctx.root, r.pid, so);
     if (!s) {
       e.availability = Availability::error(s.error().one_line());
-      out.unchecked.push_back(Unchecked{"stacks of pid " + std::to_string(r.pid), "error: " + s.error().one_line()});
+      out.unchecked.push_back(Unchecked{"stacks of pid " + std::to_string(r.pid), UncheckedState::error, "" + s.error().one_line()});
     } else {
       s->rank = r.rank;
       s->host = ctx.host;

@@ -146,13 +146,13 @@ void collect_qps(const CollectContext& ctx, const RdmaProbeOptions& opts, Collec
     auto dump = dump_rdma_qps(opts.netlink_deadline);
     if (!dump) {
       e.availability = Availability::error(dump.error().one_line());
-      out.unchecked.push_back(Unchecked{"RDMA queue pairs", "error: " + dump.error().one_line()});
+      out.unchecked.push_back(Unchecked{"RDMA queue pairs", UncheckedState::error, "" + dump.error().one_line()});
       out.evidence.push_back(std::move(e));
       return;
     }
     if (dump->subsystem_absent) {
       e.availability = Availability::unavailable("RDMA subsystem absent: NETLINK_RDMA not supported (ib_core not loaded)");
-      out.unchecked.push_back(Unchecked{"RDMA queue pairs", "skipped: RDMA subsystem absent (NETLINK_RDMA not supported)"});
+      out.unchecked.push_back(Unchecked{"RDMA queue pairs", UncheckedState::skipped, "RDMA subsystem absent (NETLINK_RDMA not supported)"});
       out.evidence.push_back(std::move(e));
       return;
     }
@@ -163,7 +163,7 @@ void collect_qps(const CollectContext& ctx, const RdmaProbeOptions& opts, Collec
     auto text = ctx.root.read_file("/rdma-res-qp.json", 16 << 20);
     if (!text) {
       e.availability = Availability::unavailable("no captured QP list (rdma-res-qp.json) under --root");
-      out.unchecked.push_back(Unchecked{"RDMA queue pairs", "skipped: no rdma-res-qp.json in the --root tree"});
+      out.unchecked.push_back(Unchecked{"RDMA queue pairs", UncheckedState::skipped, "no rdma-res-qp.json in the --root tree"});
       out.evidence.push_back(std::move(e));
       return;
     }
@@ -196,7 +196,7 @@ CollectorOutput collect_rdma(const CollectContext& ctx, const RdmaProbeOptions& 
                             " (no RDMA NIC, or ib_core not loaded, or not mapped into this container)";
     e.availability = Availability::unavailable(why);
     out.evidence.push_back(std::move(e));
-    out.unchecked.push_back(Unchecked{"RDMA ports and counters", "skipped: " + why});
+    out.unchecked.push_back(Unchecked{"RDMA ports and counters", UncheckedState::skipped, "" + why});
     collect_qps(ctx, opts, out);
     return out;
   }
@@ -333,7 +333,7 @@ CollectorOutput collect_rdma(const CollectContext& ctx, const RdmaProbeOptions& 
     out.evidence.push_back(std::move(e));
   }
   if (!have_t1)
-    out.unchecked.push_back(Unchecked{"RDMA counter deltas", "unavailable: the --root tree has no t1/ second sample (deltas need two samples)"});
+    out.unchecked.push_back(Unchecked{"RDMA counter deltas", UncheckedState::unavailable, "the --root tree has no t1/ second sample (deltas need two samples)"});
 
   for (const auto& [nd, where] : netdev_port) {
     const std::string base = "/sys/class/net/" + nd;

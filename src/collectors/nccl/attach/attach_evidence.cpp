@@ -39,7 +39,7 @@ CollectorOutput collect_nccl_attach(const CollectContext& ctx) {
     size_t n = 0;
     for (const auto& r : ranks.ranks) n += r.nccl_path.empty() ? 0 : 1;
     if (n > 0)
-      out.unchecked.push_back({"NCCL attach", "skipped: " + std::to_string(n) +
+      out.unchecked.push_back({"NCCL attach", UncheckedState::skipped, "" + std::to_string(n) +
                                                   " NCCL rank(s) in a --root tree, no process memory to read"});
     return out;
   }
@@ -73,12 +73,12 @@ CollectorOutput collect_nccl_attach(const CollectContext& ctx) {
   for (auto& w : workers) w.join();
   for (auto& slot : slots) {
     if (!slot.result) {
-      out.unchecked.push_back({fmt::format("NCCL attach pid {}", slot.pid), slot.error});
+      out.unchecked.push_back({fmt::format("NCCL attach pid {}", slot.pid), UncheckedState::error, slot.error});
       continue;
     }
     const ProcessAttach& p = *slot.result;
     if (p.status != "ok" && p.status != "no_comm")
-      out.unchecked.push_back({fmt::format("NCCL attach pid {}", slot.pid), p.status + ": " + p.reason});
+      out.unchecked.push_back({fmt::format("NCCL attach pid {}", slot.pid), UncheckedState::unavailable, p.status + ": " + p.reason});
     out.evidence.push_back(to_evidence(p));
   }
   return out;
