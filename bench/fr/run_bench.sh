@@ -5,8 +5,7 @@
 #   bench/fr/run_bench.sh [RANKS] [ENTRIES]          # default 1024 x 2000, rank 17 missing
 #   FR_BENCH_SCALE=1 bench/fr/run_bench.sh 4096 2000 # ccdiag only (the 60 s / 4 GB target)
 #
-# FR_TRACE_ROOT is a scratch copy of the analyzer (reference flight_recorder.md
-# §2.6: copy the package from a PyTorch checkout; for torch/distributed/... add
+# FR_TRACE_ROOT is a scratch copy of the analyzer (copy the package from a PyTorch checkout; for torch/distributed/... add
 # empty torch/__init__.py and torch/distributed/__init__.py so no libtorch is
 # imported). Nothing from it is committed. Dumps go to FR_BENCH_DIR (default
 # /tmp/ccdiag-fr-bench-RANKSxENTRIES) and are reused when present.

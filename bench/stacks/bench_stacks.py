@@ -4,7 +4,7 @@ ccdiag stacks vs eu-stack -p vs gdb -batch -ex "thread apply all bt".
 
 Reports, per tool, the median and p90 wall time of N runs (default 10) and
 ccdiag's own target pause (first PTRACE_INTERRUPT -> last PTRACE_DETACH), then
-the ratios. Targets (design.md §9): pause < 20 ms, ccdiag wall <= eu-stack,
+the ratios. Targets: pause < 20 ms, ccdiag wall <= eu-stack,
 ccdiag >= 10x faster than gdb. Tools that are missing are skipped (the GPU
 machine has no gdb).
 

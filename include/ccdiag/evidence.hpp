@@ -1,5 +1,5 @@
 // Evidence: one typed observation from a collector, with where it came from
-// and whether it could be observed at all (design.md §3).
+// and whether it could be observed at all (docs/architecture.md).
 //
 // "Checked and healthy" (availability ok, data says healthy) and "could not
 // check" (availability unavailable/timeout/error) are different states; rules

@@ -1,6 +1,6 @@
 // EvidenceSet: everything one diagnosis looks at, from every input (live host,
 // bundles, logs), before analysis. Collectors and readers append to it; the
-// analysers and the decision tree only read it (analysis is pure, design.md §3).
+// analysers and the decision tree only read it (analysis is pure: docs/architecture.md).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Result<T>: errors as values at layer boundaries (design.md §7.1).
+// Result<T>: errors as values at layer boundaries (docs/architecture.md).
 // An Error carries what failed (message), where (context: a file, a pid, an API
 // call) and what the user can do about it (hint). Exceptions are reserved for
 // broken invariants and are caught in main.

@@ -1,6 +1,6 @@
 // Subject: what a piece of evidence, a finding or a verdict is about.
 // Every field is optional; only what is known is set. The same struct names the
-// culprit of a verdict (design.md §2.1: host, rank, pid, gpu, nic, port,
+// culprit of a verdict (docs/json.md: host, rank, pid, gpu, nic, port,
 // process_group, seq).
 #pragma once
 

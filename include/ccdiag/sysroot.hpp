@@ -1,5 +1,5 @@
 // SysRoot: the only way collectors read the host's /proc, /sys and /dev
-// (design.md §7.2). `--root DIR` prefixes every path, so tests and captured
+// (docs/architecture.md). `--root DIR` prefixes every path, so tests and captured
 // trees stand in for the host. Reads are bounded in size; none follows a
 // symlink out of the root when a root is set.
 //
@@ -8,7 +8,7 @@
 // dead HCA's counters) with an optional `<root>/errno.map`: one
 // "<path relative to the root> <ERRNO NAME>" per line ('#' comments). The path
 // is matched after resolving symlinks, so a fault listed under sys/devices/...
-// also fails when read through sys/class/... (hardware.md §9.4).
+// also fails when read through sys/class/..., as on a real host.
 #pragma once
 
 #include <cstddef>

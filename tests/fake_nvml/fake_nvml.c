@@ -1,4 +1,4 @@
-/* A fake libnvidia-ml.so.1 with NVML's C ABI (reference: hardware.md §5), so
+/* A fake libnvidia-ml.so.1 with NVML's C ABI (as declared in nvml.h), so
  * ccdiag's NVML probe runs through its real dlopen/dlsym path on machines with
  * no GPU. Tests select it with LD_LIBRARY_PATH=<build>/fake-nvml.
  *

@@ -132,10 +132,16 @@ const std::vector<Signal>& signals() {
       {"ibv_modify_qp_einval", {"ibv_modify_qp failed with error Invalid argument"}, {}, {}, L::transport, S::error,
        R::primary, "QP transition rejected (EINVAL): GID index, MTU or path attributes the NIC cannot use",
        {{"roce_gid_index_mismatch", 10}, {"mtu_mismatch", 3}, {"nccl_config_error", 2}}},
-      {"ib_reg_mr_failed", {"ibv_reg_mr"}, {"failed", "Cannot allocate memory"}, {"Bad address"}, L::transport, S::error,
+      // ibv_reg_mr / ibv_reg_mr_iova2 pin host pages: ENOMEM there is the locked-memory limit.
+      {"ib_reg_mr_failed", {"ibv_reg_"}, {"failed", "Cannot allocate memory"}, {"Bad address", "dmabuf"}, L::transport, S::error,
        R::primary, "memory registration with the HCA failed",
        {{"memlock_limit_too_low", 12}, {"gpudirect_rdma_module_missing", 3}}},
-      {"ib_reg_mr_bad_address", {"ibv_reg_mr", "Bad address"}, {}, {}, L::transport, S::error, R::primary,
+      // ibv_reg_dmabuf_mr (NCCL >= 2.19) registers GPU memory, which RLIMIT_MEMLOCK does not cover: ENOMEM
+      // is the size registered (NCCL_BUFFSIZE, channel counts) against BAR1 / NIC translation resources.
+      {"ib_reg_dmabuf_failed", {"ibv_reg_dmabuf_mr"}, {"failed", "Cannot allocate memory"}, {"Bad address"},
+       L::transport, S::error, R::primary, "registering GPU memory with the HCA by DMA-BUF failed",
+       {{"nccl_config_error", 3}, {"gpudirect_rdma_module_missing", 1.5}}},
+      {"ib_reg_mr_bad_address", {"ibv_reg_", "Bad address"}, {}, {}, L::transport, S::error, R::primary,
        "registering GPU memory with the HCA failed (EFAULT): no GPUDirect RDMA peer-memory support",
        {{"gpudirect_rdma_module_missing", 100}}},
       {"memlock_limit", {}, {"RLIMIT_MEMLOCK", "memlock limit", "ulimit -l"}, {}, L::system_config, S::error, R::primary,
@@ -185,9 +191,19 @@ const std::vector<Signal>& signals() {
                                  "NET/Plugin: Could not", "incompatible", "NET/Plugin : Plugin load returned"},
        {"No plugin found"}, L::nccl, S::error, R::primary, "the NCCL network plugin failed to load or initialise",
        {{"net_plugin_mismatch", 150}}},
-      {"nvls_failed", {}, {"NVLS", "NVLink SHARP"}, {"NCCL INFO"}, L::nccl, S::error, R::primary,
-       "NVLink SHARP (NVLS) setup failed", {{"nvls_path_failure", 200}, {"fabric_manager_state", 5}},
+      // Not NCCL's advice line after any NVLS error ("Disable NVLS (NCCL_NVLS_ENABLE=0) if you wish to avoid
+      // this error"): it follows fabric failures too.
+      {"nvls_failed", {}, {"NVLS", "NVLink SHARP"}, {"NCCL INFO", "present state", "error 401", "NCCL_NVLS_ENABLE=0"},
+       L::nccl, S::error,
+       R::primary, "NVLink SHARP (NVLS) setup failed", {{"nvls_path_failure", 200}, {"fabric_manager_state", 5}},
        {"Failed", "failed", "error", "Error"}},
+      // CUDA_ERROR_ILLEGAL_STATE (401, "the operation cannot be performed in the present state") from a
+      // multicast call: the NVSwitch fabric that multicast objects need is not up, which is the fabric
+      // manager's job; NVLS itself (out of memory, invalid argument) fails with other codes.
+      {"nvls_fabric_not_ready", {}, {"NVLS", "NVLink SHARP", "ulticast"}, {"NCCL INFO"}, L::system_config, S::error,
+       R::primary, "an NVLS multicast call failed because the NVSwitch fabric is not in a usable state",
+       {{"fabric_manager_not_running", 60}, {"fabric_manager_state", 40}, {"nvls_path_failure", 10}},
+       {"present state", "error 401"}},
       {"no_algorithm", {}, {"no algorithm/protocol available", "No algorithm/protocol available"}, {}, L::nccl,
        S::error, R::primary, "NCCL_ALGO/NCCL_PROTO settings leave no usable algorithm", {{"nccl_config_error", 200}}},
       {"invalid_nccl_env", {"NCCL WARN", "NCCL_"}, {"Invalid", "invalid", "Unknown", "unknown", "Ignoring"}, {},
