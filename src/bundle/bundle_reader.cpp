@@ -105,7 +105,7 @@ struct RawWalk {
   size_t entries = 0;
 
   void note(const std::string& rel, const std::string& why) {
-    unchecked.push_back(Unchecked{host + ": bundle " + rel, UncheckedState::error, "" + why + "; its evidence was not read"});
+    unchecked.push_back(Unchecked{host + ": bundle " + rel, UncheckedState::error, why + "; its evidence was not read"});
   }
 
   // A symlink is refused when its target leaves the bundle (the message names

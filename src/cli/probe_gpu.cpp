@@ -299,7 +299,7 @@ int run_probe_p2p_cmd(const ProbeGpuOptions& o, CommandContext& ctx) {
 
   std::string why;
   if (!cuda_loadable(&why)) {
-    r.unchecked.push_back(Unchecked{"CUDA P2P test", UncheckedState::skipped, "" + (why.empty() ? std::string("libcuda.so.1 not found") : why)});
+    r.unchecked.push_back(Unchecked{"CUDA P2P test", UncheckedState::skipped, (why.empty() ? std::string("libcuda.so.1 not found") : why)});
   } else if (!o.force && (!busy.empty() || !nvml_ok)) {
     const std::string what = busy.empty()
                                  ? "cannot tell whether the GPUs are in use (NVML unavailable)"

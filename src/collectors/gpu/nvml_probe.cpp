@@ -486,7 +486,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& opts) {
         e.availability = Availability::timeout(hung_reason(call, dl, "NVML"));
         e.data = known;
         if (!call.empty()) e.data["hung_call"] = call;
-        res.unchecked.push_back(Unchecked{"NVML GPU " + std::to_string(known.value("index", 0u)), UncheckedState::timeout, "" + e.availability.reason});
+        res.unchecked.push_back(Unchecked{"NVML GPU " + std::to_string(known.value("index", 0u)), UncheckedState::timeout, e.availability.reason});
         res.evidence.push_back(std::move(e));
         continue;
       }

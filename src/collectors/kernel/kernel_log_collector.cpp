@@ -30,7 +30,7 @@ CollectorOutput collect_kernel_log_unwindowed(const CollectContext& ctx, const K
     auto tail = read_untrusted_tail(*ctx.kernel_log_file, kMaxKernelLog, *ctx.kernel_log_file);
     if (!tail) {
       e.availability = Availability::error("cannot read --kernel-log: " + tail.error().one_line());
-      out.unchecked.push_back(Unchecked{"kernel log", UncheckedState::error, "" + tail.error().one_line()});
+      out.unchecked.push_back(Unchecked{"kernel log", UncheckedState::error, tail.error().one_line()});
       out.evidence.push_back(std::move(e));
       return out;
     }
@@ -59,7 +59,7 @@ CollectorOutput collect_kernel_log_unwindowed(const CollectContext& ctx, const K
         return out;
       }
       e.availability = Availability::unavailable(dump.error().one_line() + "; " + journal.error().one_line());
-      out.unchecked.push_back(Unchecked{"kernel log", UncheckedState::unavailable, "" + dump.error().one_line() + "; " +
+      out.unchecked.push_back(Unchecked{"kernel log", UncheckedState::unavailable, dump.error().one_line() + "; " +
                                                           journal.error().one_line()});
       out.evidence.push_back(std::move(e));
       return out;

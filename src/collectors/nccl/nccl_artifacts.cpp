@@ -135,7 +135,7 @@ Status ingest_nccl_raw(const Bundle& b, EvidenceSet& set) {
       }
       auto snap = parse_flight_file(raw, shown);
       if (!snap) {
-        set.unchecked.push_back(Unchecked{"NCCL flight recorder " + shown, UncheckedState::error, "" + snap.error().message});
+        set.unchecked.push_back(Unchecked{"NCCL flight recorder " + shown, UncheckedState::error, snap.error().message});
         continue;
       }
       set.evidence.push_back(fr_evidence(*snap, shown, b.manifest.host));

@@ -33,7 +33,7 @@ CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
     // holds ranks whose stacks a live run would have taken.
     const auto n = discover_ranks(ctx.root).ranks.size();
     if (n > 0)
-      out.unchecked.push_back(Unchecked{"rank stacks", UncheckedState::skipped, "" + std::to_string(n) +
+      out.unchecked.push_back(Unchecked{"rank stacks", UncheckedState::skipped, std::to_string(n) +
                                                            " rank(s) in a --root tree, no live process to attach to"});
     return out;
   }
@@ -49,7 +49,7 @@ CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
     auto s = collect_process_stacks(ctx.root, r.pid, so);
     if (!s) {
       e.availability = Availability::error(s.error().one_line());
-      out.unchecked.push_back(Unchecked{"stacks of pid " + std::to_string(r.pid), UncheckedState::error, "" + s.error().one_line()});
+      out.unchecked.push_back(Unchecked{"stacks of pid " + std::to_string(r.pid), UncheckedState::error, s.error().one_line()});
     } else {
       s->rank = r.rank;
       s->host = ctx.host;

@@ -146,7 +146,7 @@ void collect_qps(const CollectContext& ctx, const RdmaProbeOptions& opts, Collec
     auto dump = dump_rdma_qps(opts.netlink_deadline);
     if (!dump) {
       e.availability = Availability::error(dump.error().one_line());
-      out.unchecked.push_back(Unchecked{"RDMA queue pairs", UncheckedState::error, "" + dump.error().one_line()});
+      out.unchecked.push_back(Unchecked{"RDMA queue pairs", UncheckedState::error, dump.error().one_line()});
       out.evidence.push_back(std::move(e));
       return;
     }
@@ -196,7 +196,7 @@ CollectorOutput collect_rdma(const CollectContext& ctx, const RdmaProbeOptions& 
                             " (no RDMA NIC, or ib_core not loaded, or not mapped into this container)";
     e.availability = Availability::unavailable(why);
     out.evidence.push_back(std::move(e));
-    out.unchecked.push_back(Unchecked{"RDMA ports and counters", UncheckedState::skipped, "" + why});
+    out.unchecked.push_back(Unchecked{"RDMA ports and counters", UncheckedState::skipped, why});
     collect_qps(ctx, opts, out);
     return out;
   }

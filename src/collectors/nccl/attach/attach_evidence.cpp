@@ -39,7 +39,7 @@ CollectorOutput collect_nccl_attach(const CollectContext& ctx) {
     size_t n = 0;
     for (const auto& r : ranks.ranks) n += r.nccl_path.empty() ? 0 : 1;
     if (n > 0)
-      out.unchecked.push_back({"NCCL attach", UncheckedState::skipped, "" + std::to_string(n) +
+      out.unchecked.push_back({"NCCL attach", UncheckedState::skipped, std::to_string(n) +
                                                   " NCCL rank(s) in a --root tree, no process memory to read"});
     return out;
   }
