@@ -114,9 +114,11 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
       return c;
     };
     for (const auto& sc : scores) explain->causes.push_back(describe(sc.cause, by_cause[sc.cause], true, sc.confidence));
-    for (const auto& [cause, keys] : by_cause)
+    for (const auto& entry : by_cause) {  // not a structured binding: clang 14 cannot capture one in a lambda
+      const auto& cause = entry.first;
       if (std::none_of(scores.begin(), scores.end(), [&](const CauseScore& x) { return x.cause == cause; }))
-        explain->causes.push_back(describe(cause, keys, false, 0.0));
+        explain->causes.push_back(describe(cause, entry.second, false, 0.0));
+    }
   }
   return scores;
 }
