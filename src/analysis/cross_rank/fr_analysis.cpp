@@ -732,6 +732,7 @@ class Analyzer {
     f.details["never_called"] = never;
     f.details["not_yet_arrived"] = notyet;
     f.details["present_count"] = present_ranks.size();
+    if (present_ranks.size() <= 64) f.details["present"] = present_ranks;
     f.details["odd_side"] = odd_present ? "present" : "absent";
     f.details["out_of_window"] = out_of_window.size() <= 64 ? nlohmann::json(out_of_window) : nlohmann::json(out_of_window.size());
     f.details["tail_seqs"] = hi - s;
@@ -1345,6 +1346,18 @@ class Analyzer {
                                    ? *dj < *di
                                    : F[fj].time_ns == kNoTime || F[fi].time_ns == kNoTime || F[fj].time_ns <= F[fi].time_ns;
             if (first) by = static_cast<int>(fj);
+          }
+        // Or waiting in another group's hung collective: it entered that one
+        // (its peers never came), so it never reached this call. A CPU
+        // backend marks the timed-out wait completed, so no blocked_in says so.
+        if (by < 0 && x.value("reason", "") == "never_called" && !x.value("kept_issuing_collectives", false))
+          for (size_t fj = 0; fj < F.size(); ++fj) {
+            if (fj == fi || group_of[fj] < 0 || group_of[fj] == group_of[fi] || F[fj].kind != "missing_ranks") continue;
+            if (!F[fj].details.contains("present")) continue;
+            const auto& in = F[fj].details["present"];
+            if (std::find(in.begin(), in.end(), r) == in.end()) continue;
+            if (std::find(F[fj].ranks.begin(), F[fj].ranks.end(), r) != F[fj].ranks.end()) continue;
+            if (by < 0 || F[fj].time_ns < F[static_cast<size_t>(by)].time_ns) by = static_cast<int>(fj);
           }
         if (by < 0) {
           all = false;
