@@ -5,6 +5,8 @@
 #   scripts/fuzz.sh                     # every target, 60 s each
 #   scripts/fuzz.sh -t 3600 bundle_reader_fuzz cli_values_fuzz
 #   FUZZ_BUILD=build-fuzz FUZZ_JOBS=2 scripts/fuzz.sh -t 30
+#   scripts/fuzz.sh -t 3600 -r 10000000 nccl_core_fuzz   # stop at 10^7 executions or one hour
+#   FUZZ_NO_BUILD=1 scripts/fuzz.sh ...    # run what is built (two campaigns side by side)
 #
 # The issue's goal is >= 10^7 executions (or one CPU-hour) per target; record
 # what a run reached in docs/fuzzing.md. A crash leaves its input as
@@ -14,10 +16,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
-while getopts "t:" opt; do
+runs=()
+while getopts "t:r:" opt; do
   case $opt in
     t) seconds=$OPTARG ;;
-    *) echo "usage: $0 [-t seconds] [target...]" >&2; exit 2 ;;
+    r) runs=("-runs=$OPTARG") ;;
+    *) echo "usage: $0 [-t seconds] [-r executions] [target...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -33,7 +37,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for src in fuzz/*_fuzz.cpp; do targets+=("$(basename "$src" .cpp)"); done
 fi
-nice cmake --build "$build" -j"$jobs" --target "${targets[@]}"
+[ -n "${FUZZ_NO_BUILD:-}" ] || nice cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 
 work=${FUZZ_WORK:-$build/fuzz-work}
 mkdir -p "$work"
@@ -45,14 +49,15 @@ for t in "${targets[@]}"; do
   [ -d "$seeds" ] || seeds=fuzz/corpus/${t%_fuzz}
   mkdir -p "$work/$t/corpus"
   log=$work/$t/log.txt
+  started=$SECONDS
   set +e
-  (cd "$work/$t" && "$OLDPWD/$build/fuzz/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+  (cd "$work/$t" && "$OLDPWD/$build/fuzz/$t" -max_total_time="$seconds" ${runs[@]+"${runs[@]}"} -rss_limit_mb=2048 -timeout=10 \
      -print_final_stats=1 corpus "$OLDPWD/$seeds") >"$log" 2>&1
   rc=$?
   set -e
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | awk '{print $5}' | tail -1)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  secs=$((SECONDS - started))
   if [ $rc -eq 0 ]; then result=ok; else result="FINDING (rc $rc, see $log)"; status=1; fi
-  printf '%-24s %12s %8s  %s\n' "$t" "${runs:-?}" "${secs:-$seconds}" "$result"
+  printf '%-24s %12s %8s  %s\n' "$t" "${execs:-?}" "${secs:-$seconds}" "$result"
 done
 exit $status

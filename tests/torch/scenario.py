@@ -118,6 +118,13 @@ def main():
                 train_step(t)
             else:
                 time.sleep(TIMEOUT * 3)
+        elif SCENARIO == "early_exit":
+            # Uneven data: rank 2's shard has one batch fewer, so it leaves the
+            # loop, tears its process group down and exits 0 while the others
+            # enter one more all_reduce.
+            ready()
+            if RANK != CULPRIT:
+                train_step(t)
         elif SCENARIO == "busy":
             ready()
             if RANK == CULPRIT:

@@ -231,6 +231,17 @@ class SkipsCollective(ScenarioTest):
         self.assertIn("flight recorder: process group 0 (world, default_pg) seq 4", odd[0]["summary"])
 
 
+class EarlyExit(ScenarioTest):
+    """Rank 2 has one batch fewer: it leaves the loop and exits 0 while the
+    others enter one more all_reduce. With gloo they fail at once (their
+    ring neighbours' sockets close), so there is no hang to catch live;
+    torchrun's failure table lists ranks 0, 1, 3 and names rank 1 as the
+    root cause. The rank absent from the table is the culprit."""
+    scenario = "early_exit"
+    causes = ("rank_skips_collective",)
+    live = False
+
+
 class BusyRank(ScenarioTest):
     logs_ambiguous = True
     scenario = "busy"

@@ -103,6 +103,42 @@ TEST_CASE("torchrun console: after a timeout the rank the agent had to stop is t
     for (const auto& s : f->supports) CHECK(s.cause != "user_code_bug");
 }
 
+TEST_CASE("torchrun console: a rank missing from the failure table left the job early", "[torchrun]") {
+  // Rank 2 ran one all_reduce fewer and exited 0; ranks 1 and 3 saw it close
+  // its gloo connection, rank 0 was stopped by the agent while it still
+  // waited. torchrun's Root Cause names rank 1 and its table lists 0, 1, 3.
+  const auto c = parse(slurp("early_exit"));
+  const auto* rc = c.root_cause();
+  REQUIRE(rc);
+  CHECK(rc->rank == 1);
+  const auto a = analyse("early_exit");
+  const Finding* left = nullptr;
+  for (const auto& f : a.findings) {
+    if (f.id == "torchrun.rank_left_early") left = &f;
+    // The worker the agent stopped was a bystander, not the odd one out.
+    CHECK(f.id != "torchrun.odd_rank_out");
+  }
+  REQUIRE(left);
+  CHECK(left->subject.rank == 2);
+  CHECK(left->role == FindingRole::primary);
+  bool skips = false;
+  for (const auto* f : voting(a))
+    for (const auto& s : f->supports) {
+      if (s.cause == "rank_skips_collective") skips = true;
+      // Nothing votes for another rank as the culprit.
+      if (s.cause == "rank_skips_collective" || s.cause == "rank_stuck_in_host_code") CHECK(f->subject.rank == 2);
+    }
+  CHECK(skips);
+}
+
+TEST_CASE("torchrun console: no rank left early when the table lists every rank", "[torchrun]") {
+  for (const char* scenario : {"skip", "sigkill", "size_mismatch", "dataloader_dies"}) {
+    INFO(scenario);
+    const auto a = analyse(scenario);
+    for (const auto& f : a.findings) CHECK(f.id != "torchrun.rank_left_early");
+  }
+}
+
 TEST_CASE("torchrun console: SIGABRT after gloo::EnforceNotMet is a mismatch, not a death", "[torchrun]") {
   const auto a = analyse("size_mismatch");
   const Finding* mismatch = nullptr;

@@ -118,6 +118,16 @@ TEST_CASE("pcie rules: degraded link; IOMMU and ACS argue for and against P2P bl
   CHECK(for_cause(hs, "pcie_acs_p2p_blocked")->weight >= 10);
 }
 
+TEST_CASE("host rules: a loopback hostname is no evidence for a job on one host", "[tree][rules]") {
+  EvidenceSet set;
+  set.evidence.push_back(ev("host.resolve", "n1", {{"name", "n1"}, {"addr", "127.0.1.1"}}));
+  CHECK_FALSE(for_cause(run_rule(rules::host_config, set), "hostname_resolves_to_loopback"));
+  set.evidence.push_back(ev("ranks.process", "n1", {{"rank", 0}, {"world_size", 4}, {"local_world_size", 4}}));
+  CHECK_FALSE(for_cause(run_rule(rules::host_config, set), "hostname_resolves_to_loopback"));
+  set.evidence.push_back(ev("ranks.process", "n1", {{"rank", 1}, {"world_size", 8}, {"local_world_size", 4}}));
+  REQUIRE(for_cause(run_rule(rules::host_config, set), "hostname_resolves_to_loopback"));
+}
+
 TEST_CASE("host rules: memlock, peermem, fabric manager, logind, firewall, resolution, driver mismatch", "[tree][rules]") {
   EvidenceSet set;
   // The shapes the config collector writes (ccdiag/evidence_kinds.hpp).
@@ -129,6 +139,8 @@ TEST_CASE("host rules: memlock, peermem, fabric manager, logind, firewall, resol
   set.evidence.push_back(ev("host.resolve", "n1", {{"name", "n1"}, {"addr", "127.0.1.1"}}));
   set.evidence.push_back(ev("host.versions", "n1", {{"driver_version", "535.1"}, {"user_driver_version", "550.5"}}));
   set.evidence.push_back(ev("host.memlock", "n2", {{"soft", true}}));  // wrong type: skipped
+  // A rank of a two-node job: its peers on the other node dial the loopback name.
+  set.evidence.push_back(ev("ranks.process", "n1", {{"rank", 0}, {"world_size", 16}, {"local_world_size", 8}}));
   const auto hs = run_rule(rules::host_config, set);
   for (const char* c : {"memlock_limit_too_low", "gpudirect_rdma_module_missing", "fabric_manager_not_running",
                         "removeipc_deletes_shm", "firewall_blocked_ports", "hostname_resolves_to_loopback",

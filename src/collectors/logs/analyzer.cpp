@@ -497,6 +497,13 @@ LogAnalysis LogAnalyzer::Impl::finish() {
       if (g.f.subject.rank && (g.f.id == "gloo.timeout" || g.f.id == "pytorch.watchdog.timeout" ||
                                g.f.id == "pytorch.watchdog.blocking_wait_timeout"))
         tc.timed_out.insert(*g.f.subject.rank);
+    for (const auto& g : groups) {
+      if (!g.f.subject.rank) continue;
+      tc.known_ranks.insert(*g.f.subject.rank);
+      if (g.f.id == "gloo.peer_closed" || g.f.id.find("remote_error") != std::string::npos ||
+          g.f.id == "pytorch.store.peer_closed")
+        tc.collective_failed.insert(*g.f.subject.rank);
+    }
     for (auto& g : groups) adjust_torchrun_finding(tc, g.f);
     for (auto& f : torchrun_findings(tc)) {
       Group g;

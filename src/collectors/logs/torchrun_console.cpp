@@ -100,11 +100,39 @@ std::optional<int> silent_rank(const TorchrunConsole& c) {
   return silent;
 }
 
+// Ranks of the job that are not in the failure table: every rank a finding
+// names, and the gaps between the ranks the table lists (torchrun numbers a
+// node's workers contiguously, so ranks 0, 1 and 3 failing means rank 2
+// exists). Only when the table is whole (a Root Cause entry, two or more
+// failures) and at least one failed rank's own lines show a collective
+// failing under it; a rank that is merely on another node is outside the
+// listed range and not known from this console's lines.
+std::vector<int> absent_ranks(const TorchrunConsole& c) {
+  std::set<int> failed;
+  for (const auto& f : c.failures)
+    if (f.rank) failed.insert(*f.rank);
+  if (failed.size() < 2 || !c.root_cause()) return {};
+  bool in_collective = false;
+  for (int r : failed) in_collective |= c.collective_failed.count(r) > 0 || c.timed_out.count(r) > 0;
+  if (!in_collective) return {};
+  std::set<int> known = c.known_ranks;
+  for (int r = *failed.begin(); r <= *failed.rbegin(); ++r) known.insert(r);
+  std::vector<int> out;
+  for (int r : known)
+    if (r >= 0 && !failed.count(r)) out.push_back(r);
+  // Half the job or more missing is a cut console, not ranks that left.
+  if (out.size() * 2 >= failed.size() + out.size()) return {};
+  return out;
+}
+
 // The rank the console blames: a root cause dead by a decisive signal, else
-// the only worker the agent had to stop while every other one raised.
+// the one rank that left the job early, else the only worker the agent had
+// to stop while every other one raised.
 std::optional<int> console_culprit(const TorchrunConsole& c) {
   if (const auto* rc = c.root_cause(); rc && rc->rank && decisive_signal(rc->signal) && !stopped_by_agent(c, *rc))
     return rc->rank;
+  if (const auto gone = absent_ranks(c); gone.size() == 1) return gone.front();
+  else if (!gone.empty()) return std::nullopt;
   std::vector<const TorchrunFailure*> by_agent, raised;
   std::set<int> seen;
   for (const auto& f : c.failures) {
@@ -332,9 +360,37 @@ std::vector<Finding> torchrun_findings(const TorchrunConsole& c) {
     }
     out.push_back(std::move(x));
   }
+  // A rank the table does not list left the job early (exit code 0) while
+  // the others failed in a collective: it skipped what they waited in. The
+  // worker the agent then had to stop was still waiting, not the odd one.
+  const std::vector<int> gone = rc_signal ? std::vector<int>{} : absent_ranks(c);
+  for (int r : gone) {
+    std::set<int> failed_ranks;
+    for (const auto& f : c.failures)
+      if (f.rank) failed_ranks.insert(*f.rank);
+    std::string failed;
+    for (int f : failed_ranks) failed += (failed.empty() ? "ranks " : ", ") + std::to_string(f);
+    Finding x;
+    x.id = "torchrun.rank_left_early";
+    x.layer = Layer::framework;
+    x.severity = Severity::error;
+    x.role = FindingRole::primary;
+    x.subject.rank = r;
+    if (rc && !rc->host.empty()) x.subject.host = rc->host;
+    x.provenance.push_back(Provenance{rc->file, rc->line, "Root Cause (first observed failure)"});
+    x.summary = "torchrun: rank " + std::to_string(r) + " is not among the failed workers (" + failed +
+                "): it exited with code 0 while the others failed in a collective — it left the job early (an early "
+                "return, one batch fewer) and never issued the collective they waited in";
+    x.fields = {{"rank", r}, {"absent_ranks", gone}, {"collective_failed", c.collective_failed},
+                {"timed_out", c.timed_out}};
+    // One rank missing is direct evidence; several may also be ranks whose
+    // failure record the paste cut off, so they vote less.
+    x.supports = {{"rank_skips_collective", gone.size() == 1 ? 12.0 : 3.0}};
+    out.push_back(std::move(x));
+  }
   // The odd rank out: every other worker timed out in a collective (or
   // failed on its own) and this one did not; the agent had to stop it.
-  if (!rc_signal)
+  if (!rc_signal && gone.empty())
     if (const auto odd_rank = console_culprit(c)) {
       const TorchrunFailure* o = nullptr;
       for (const auto& f : c.failures)

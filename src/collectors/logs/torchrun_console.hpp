@@ -45,6 +45,11 @@ struct TorchrunConsole {
   // Ranks that logged a collective timeout (gloo.timeout, the NCCL watchdog):
   // filled by the analyser from its findings before the calls below.
   std::set<int> timed_out;
+  // Ranks whose own lines say a collective failed under them (a timeout or a
+  // gloo/NCCL peer that closed its socket), and every rank any finding names:
+  // both filled by the analyser, like timed_out.
+  std::set<int> collective_failed;
+  std::set<int> known_ranks;
   bool empty() const { return failures.empty() && agent_terminated.empty(); }
   // Rank of a worker pid, from the failure tables.
   std::optional<int> rank_of_pid(int64_t pid) const;
@@ -84,8 +89,10 @@ void adjust_torchrun_finding(const TorchrunConsole& c, Finding& f);
 
 // Findings the console supports on its own: torchrun.root_cause (primary,
 // rank_process_died, when the first observed failure is a death by a signal
-// the agent did not send) and torchrun.odd_rank_out (every other worker
-// failed on its own and this one had to be stopped by the agent).
+// the agent did not send), torchrun.rank_left_early (a rank missing from the
+// table while the others failed in a collective: rank_skips_collective) and
+// torchrun.odd_rank_out (every other worker failed on its own and this one
+// had to be stopped by the agent).
 std::vector<Finding> torchrun_findings(const TorchrunConsole& c);
 
 }  // namespace ccdiag::logs

@@ -136,17 +136,26 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
       out.push_back(hyp("firewall_blocked_ports", e, 0.2, "firewall", "ephemeral ports open"));
   }
   // host.resolve {name, addr}: what the hostname resolves to.
+  // On one host every rank is local and loopback works (Debian's default
+  // /etc/hosts maps the name to 127.0.1.1): no evidence at all for a job that
+  // runs on this host alone. Across hosts the peers dial their own loopback;
+  // a rank whose world is larger than its node's (WORLD_SIZE above
+  // LOCAL_WORLD_SIZE) has peers on other hosts even when only this host's
+  // bundle is in the inputs.
+  bool other_nodes = set.hosts.size() >= 2;
+  for (const auto* e : set.of_kind("ranks.process")) {
+    const auto world = int_field(e->data, "world_size"), local = int_field(e->data, "local_world_size");
+    if (world && local && *world > *local) other_nodes = true;
+  }
   for (const auto* e : set.of_kind("host.resolve")) {
-    if (!e->availability.is_ok()) continue;
+    if (!e->availability.is_ok() || !other_nodes) continue;
     const auto addr = str_field(e->data, "addr").value_or("");
-    // On one host every rank is local and loopback works (Debian's default
-    // /etc/hosts maps the name to 127.0.1.1): only a lead. Across hosts the
-    // peers dial their own loopback.
     if (addr.rfind("127.", 0) == 0 || addr == "::1")
-      out.push_back(hyp("hostname_resolves_to_loopback", e, set.hosts.size() >= 2 ? 20 : 1.5, "resolve",
+      out.push_back(hyp("hostname_resolves_to_loopback", e, set.hosts.size() >= 2 ? 20 : 6, "resolve",
                         "hostname " + str_field(e->data, "name").value_or("?") + " of " + host_name(e->subject) +
-                            " resolves to " + addr,
-                        set.hosts.size() >= 2 ? Severity::error : Severity::info));
+                            " resolves to " + addr + (set.hosts.size() >= 2 ? std::string()
+                                                                             : " and its ranks have peers on other hosts"),
+                        Severity::error));
   }
   // host.versions: kernel module vs user-space driver library.
   for (const auto* e : set.of_kind("host.versions")) {
