@@ -223,6 +223,25 @@ const std::vector<TextCue>& text_cues() {
        L::transport, "IB transport", S::error, R::symptom, "an RDMA work request completed with an error", {}},
       {"ibv_async_port", {"IBV_EVENT_PORT_ERR", "port error", "LINK_DOWN", "link down", "Link down"}, {}, {},
        L::hardware, "NIC port", S::error, R::primary, "a NIC port went down", {{"nic_link_flapping", 4}}},
+      // ---- framework idioms in tracebacks
+      // "The main process first" context managers (transformers/accelerate main_process_first, YOLO's
+      // torch_distributed_zero_first): every other rank waits in a barrier while the main one
+      // preprocesses (tokenises, downloads, builds a cache). A failure raised through one is that
+      // barrier giving up on a busy main rank, not a deadlock.
+      {"main_process_first_barrier", {"main_process_first", "distributed_zero_first", "rank_zero_first"}, {}, {},
+       L::framework, "rank-0-first barrier", S::warning, R::primary,
+       "the failing rank waited in a rank-0-first barrier (main_process_first / torch_distributed_zero_first) "
+       "while the main rank preprocessed",
+       {{"straggler_or_timeout_too_short", 6}}},
+      // ---- service mesh: a sidecar proxy (Istio's envoy) injected into training pods intercepts their
+      // TCP ports; rendezvous and NCCL/Gloo connections are accepted by the proxy and closed or never
+      // forwarded, which looks like a blocked port.
+      {"service_mesh_sidecar", {"envoy", "istio-proxy", "istio"},
+       {}, {}, L::system_config, "service mesh (sidecar proxy)", S::error, R::primary,
+       "a service-mesh sidecar (Istio / envoy) proxies the pod's connections: the job's ports are intercepted",
+       {{"firewall_blocked_ports", 10}},
+       {"remote early close", "upstream connect error", "inbound|", "outbound|", "connection termination",
+        "upstream_reset"}},
       // ---- PyTorch distributed exception classes
       {"dist_network_error", {"DistNetworkError"}, {}, {}, L::transport, "c10d store / rendezvous", S::error, R::symptom,
        "PyTorch could not reach the rendezvous store (DistNetworkError)", {}},

@@ -273,6 +273,7 @@ struct Extractor {
   // its peer (retry exceeded, ibv_modify_qp timed out): on RoCE the GID
   // index (RoCE version / address family) is the usual reason.
   bool roce = false;
+  size_t ib_hcas = 0;  // most InfiniBand (link layer IB) HCAs one "NET/IB : Using" line lists
   std::optional<std::pair<int64_t, std::string>> qp_unreached;  // line, text
   // Communicator identity (NCCL's commId, else its size) by process, and commId by comm pointer.
   std::map<std::string, std::string> current_comm, comm_id_of_ptr;
@@ -492,6 +493,11 @@ struct Extractor {
     if (lt.has("/RoCE") || lt.has("RoCE v2") || lt.has("RoCE V2") ||
         (lt.has("link_layer") && lt.has("Ethernet")))
       roce = true;
+    if (lt.has("NET/IB : Using")) {
+      size_t n = 0;
+      for (size_t p = text.find("/IB", text.find("Using")); p != std::string::npos; p = text.find("/IB", p + 3)) ++n;
+      ib_hcas = std::max(ib_hcas, n);
+    }
     if (!qp_unreached && (lt.has("IBV_WC_RETRY_EXC_ERR") || lt.has("with status=12") ||
                           lt.has("with error 12") || (lt.has("ibv_modify_qp") && lt.has("timed out"))))
       qp_unreached = std::make_pair(lineno, text.substr(0, 300));
@@ -569,6 +575,30 @@ void LogFactExtractor::finish() {
     // On RoCE a QP that never reaches RTR/RTS is the GID (RoCE version, IPv6 link-local vs IPv4) far more
     // often than a rail without a route: the GID was the established cause in the corpus's RoCE cases.
     f.supports = {{"roce_gid_index_mismatch", 40}, {"mtu_mismatch", 2}, {"nic_pair_unreachable", 0.5}};
+    impl_->ex.set.findings.push_back(std::move(f));
+  }
+  if (!impl_->ex.roce && impl_->ex.ib_hcas > 0 && impl_->ex.qp_unreached) {
+    // The same failure on an InfiniBand fabric: no GID to get wrong, and the
+    // subnet manager routes every port it knows. With several HCAs (rails)
+    // in use, a peer NIC that never acknowledges is most often one HCA pair
+    // with no path between them (rails on separate fabrics, an uncabled or
+    // isolated port); with one HCA it may as well be that port or its link.
+    const bool rails = impl_->ex.ib_hcas >= 2;
+    Finding f;
+    f.id = "log.ib_qp_unreached";
+    f.layer = Layer::transport;
+    f.severity = Severity::error;
+    f.role = FindingRole::primary;
+    f.summary = "a queue pair could not reach its peer on an InfiniBand fabric with " +
+                std::to_string(impl_->ex.ib_hcas) + " HCA(s) in use" +
+                (rails ? ": some HCA pair has no path between them (separate rails or fabrics, an isolated port)"
+                       : ": that port, its link or its peer");
+    if (!impl_->host.empty()) f.subject.host = impl_->host;
+    f.provenance.push_back(Provenance{impl_->source, std::nullopt, impl_->ex.qp_unreached->second});
+    f.order = impl_->ex.qp_unreached->first;
+    f.fields = {{"hcas", impl_->ex.ib_hcas}};
+    f.supports = rails ? std::vector<CauseSupport>{{"nic_pair_unreachable", 8}, {"unusable_hca_selected", 3}}
+                       : std::vector<CauseSupport>{{"unusable_hca_selected", 2}, {"nic_link_flapping", 2}};
     impl_->ex.set.findings.push_back(std::move(f));
   }
   if (impl_->ex.markers > 0) {
