@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 namespace ccdiag {
 
@@ -120,8 +121,8 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view list) {
     if (include.size() > kMaxHosts)
       return make_error("host list expands to more than " + std::to_string(kMaxHosts) + " hosts", t);
   }
-  const std::set<std::string> ex(exclude.begin(), exclude.end());
-  std::set<std::string> seen;
+  const std::unordered_set<std::string> ex(exclude.begin(), exclude.end());
+  std::unordered_set<std::string> seen;
   std::vector<std::string> out;
   for (auto& h : include)
     if (!ex.count(h) && seen.insert(h).second) out.push_back(std::move(h));
@@ -130,7 +131,7 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view list) {
 
 Result<std::vector<std::string>> expand_hostlist_lines(std::string_view text) {
   std::vector<std::string> out;
-  std::set<std::string> seen;
+  std::unordered_set<std::string> seen;
   size_t lineno = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');

@@ -19,7 +19,10 @@
 
 namespace ccdiag {
 
-inline constexpr size_t kMaxHosts = 200000;
+// 65,536 hosts is several times the largest training cluster (12,500 hosts
+// of 8 GPUs for 100,000 GPUs); past it a list is a typo or an attack, and
+// expanding it would cost seconds.
+inline constexpr size_t kMaxHosts = 65536;
 
 // Expands a host list into names, in order of appearance, without duplicates.
 Result<std::vector<std::string>> expand_hostlist(std::string_view list);
