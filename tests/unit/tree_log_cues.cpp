@@ -249,3 +249,62 @@ TEST_CASE("log cues: pasted ibdev2netdev and nvidia-smi nvlink -s states", "[tre
   CHECK(has_cue(line_cues("\t Link 3: <inactive>"), "nvlink_inactive", Layer::hardware));
   CHECK_FALSE(has_cue(line_cues("\t Link 3: 26.562 GB/s"), "nvlink_inactive", Layer::hardware));
 }
+
+TEST_CASE("verdicts: watchdog timeouts at one SeqNum with different sizes are mismatched collectives",
+          "[tree][verdict]") {
+  // Two ranks of one job (ms-swift #10183): the same broadcast, 64 elements
+  // on one rank and 24,084,544 on the other (a buffer one rank had grown).
+  const std::string wd =
+      "[rank3]:[E918 19:29:24.436955737 ProcessGroupNCCL.cpp:689] [Rank 3] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=7219, OpType=BROADCAST, NumelIn=64, NumelOut=64, Timeout(ms)=3000000) ran for "
+      "3000097 milliseconds before timing out.\n"
+      "[rank3]:[E918 19:29:24.440481846 ProcessGroupNCCL.cpp:2303] [PG ID 0 PG GUID 0(default_pg) Rank 3]  failure "
+      "detected by watchdog at work sequence id: 7219 PG status: last enqueued work: 7220, last completed work: 7218\n";
+  const std::string other_size =
+      "[rank2]:[E918 19:29:25.950601628 ProcessGroupNCCL.cpp:689] [Rank 2] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=7219, OpType=BROADCAST, NumelIn=24084544, NumelOut=24084544, Timeout(ms)=3000000) ran "
+      "for 3000074 milliseconds before timing out.\n";
+  const std::string same_size =
+      "[rank2]:[E918 19:29:25.950601628 ProcessGroupNCCL.cpp:689] [Rank 2] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=7219, OpType=BROADCAST, NumelIn=64, NumelOut=64, Timeout(ms)=3000000) ran "
+      "for 3000074 milliseconds before timing out.\n";
+  CHECK(diagnose_text(wd + other_size).verdict.root_cause == "mismatched_collectives");
+  CHECK(diagnose_text(wd + same_size).verdict.root_cause != "mismatched_collectives");
+  // All-to-all sizes legitimately differ per rank.
+  std::string a2a = wd + other_size;
+  for (size_t p; (p = a2a.find("BROADCAST")) != std::string::npos;) a2a.replace(p, 9, "ALLTOALL_BASE");
+  CHECK(diagnose_text(a2a).verdict.root_cause != "mismatched_collectives");
+}
+
+TEST_CASE("log cues: rank-0-first barriers, service-mesh sidecars, NCCL allocation failures", "[tree][cues]") {
+  CHECK(has_cue(line_cues("    with training_args.main_process_first(desc=\"dataset map tokenization\"):"),
+                "main_process_first_barrier", Layer::framework));
+  CHECK(has_cue(line_cues("    with torch_distributed_zero_first(LOCAL_RANK):"), "main_process_first_barrier",
+                Layer::framework));
+  CHECK(has_cue(line_cues("2022-07-19T18:01:59.173796Z\tdebug\tenvoy connection\t[C72] remote early close"),
+                "service_mesh_sidecar", Layer::system_config));
+  // envoy named without a proxied connection is not enough.
+  CHECK_FALSE(has_cue(line_cues("pip install envoy-data-plane"), "service_mesh_sidecar", Layer::system_config));
+  const Report r = diagnose_text(
+      "[rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+      "NCCLUtils.hpp:268, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+      "[rank0]: ncclUnhandledCudaError: Call to CUDA function failed.\n"
+      "[rank0]: Last error:\n"
+      "[rank0]: Failed to CUDA calloc async 136 bytes\n");
+  CHECK(r.verdict.root_cause == "gpu_memory_exhausted");
+}
+
+TEST_CASE("verdicts: a QP that cannot reach its peer on InfiniBand with several HCAs is an unreachable NIC pair",
+          "[tree][verdict]") {
+  const std::string using3 =
+      "<host>:73:73 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB ; OOB eth0:<ip><0>\n";
+  const std::string err12 =
+      "<host>:91:123 [0] transport/net_ib.cc:881 NCCL WARN NET/IB : Got completion from peer <ip><49577> with error "
+      "12, opcode 1, len 0, vendor err 129\n";
+  CHECK(diagnose_text(using3 + err12).verdict.root_cause == "nic_pair_unreachable");
+  // On RoCE the same failure is the GID index.
+  std::string roce = using3;
+  for (size_t p; (p = roce.find("/IB ")) != std::string::npos || (p = roce.find("/IB\n")) != std::string::npos;)
+    roce.replace(p, 3, "/RoCE");
+  CHECK(diagnose_text(roce + err12).verdict.root_cause == "roce_gid_index_mismatch");
+}

@@ -160,6 +160,11 @@ const std::vector<Signal>& signals() {
       {"cuda_oom", {}, {"CUDA out of memory", "OutOfMemoryError", "Cuda failure 'out of memory'",
                         "cudaErrorMemoryAllocation"},
        {}, L::framework, S::error, R::primary, "a rank ran out of GPU memory", {{"gpu_memory_exhausted", 100}}},
+      // NCCL's own device allocations (alloc.h: "Failed to CUDA calloc [async] N bytes"): cudaMalloc failed
+      // under NCCL, most often because the workload left no memory (communicators are created lazily, at the
+      // step's memory peak); the CUDA error itself is not always printed.
+      {"nccl_cuda_alloc_failed", {}, {"Failed to CUDA calloc", "Failed to CUDA malloc"}, {}, L::framework, S::error,
+       R::primary, "NCCL could not allocate GPU memory for its buffers", {{"gpu_memory_exhausted", 20}}},
       {"unhandled_cuda_error", {"unhandled cuda error"}, {}, {}, L::nccl, S::error, R::symptom,
        "NCCL reported an unhandled CUDA error", {}},
       {"nccl_internal_error", {}, {"ncclInternalError", "internal error - please report"}, {}, L::nccl, S::error,
@@ -352,6 +357,9 @@ struct Extractor {
     static const Field ib_completion("Got completion", R"(NET/IB ?: Got completion (?:from peer (\S+) )?with (?:status=|error )(\d+))");
     static const Field hca("hca ", R"(hca (\S+))");
     static const Field watchdog_fields("SeqNum=", R"(SeqNum=(\d+), OpType=(\w+).*?Timeout\(ms\)=(\d+))");
+    static const Field watchdog_numel("NumelIn=", R"(NumelIn=(\d+), NumelOut=(\d+))");
+    // "[PG ID 1 PG GUID 1(tp) Rank 3]" (torch >= 2.4), "[PG 1 (tp) Rank 3]" (2.2-2.3).
+    static const Field watchdog_pg("[PG ", R"(\[PG (?:ID )?(\d+))");
     static const Field mismatch_fields("CollectiveFingerPrint", R"(Rank (\d+) is running collective: CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+))");
     static const Field tr_rank("local_rank", R"(^\s*rank\s*:\s*(\d+) \(local_rank)");
     static const Field tr_host("host", R"(^\s*host\s*:\s*(\S+))");
@@ -457,6 +465,11 @@ struct Extractor {
         if (watchdog_fields.find(lt, &g1, &g2, &g3)) {
           f.fields = {{"seq", to_i64(g1)}, {"op", g2}, {"timeout_ms", to_i64(g3)}};
           f.subject.seq = to_i64(g1);
+          if (watchdog_numel.find(lt, &g1, &g2)) {
+            f.fields["numel_in"] = to_i64(g1);
+            f.fields["numel_out"] = to_i64(g2);
+          }
+          if (watchdog_pg.find(lt, &g1)) f.subject.process_group = g1;
         } else if (timeout_ms.find(lt, &g1)) {
           f.fields = {{"timeout_ms", to_i64(g1)}};
         }

@@ -2,6 +2,7 @@
 // line supports, drawn from what the logs show together and what they do not
 // show (an error that is absent where it would have been printed).
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -88,6 +89,102 @@ void watchdog_without_error(const EvidenceSet& set, std::vector<Hypothesis>& out
       "which collectives to run (a collective skipped by some ranks)");
   add("straggler_or_timeout_too_short", 6, "watchdog timeout with no error: a rank may arrive late");
   add("rank_stuck_in_host_code", 3, "watchdog timeout with no error: a rank may be stuck in its own code");
+}
+
+// Each rank's watchdog line says which collective it timed out in:
+// WorkNCCL(SeqNum=S, OpType=O, NumelIn=N, ...). Sequence numbers count the
+// collectives of one process group, so two ranks stuck at the same S of the
+// same group are in the same call of the program, and it must be the same op
+// with the same element count on both: anything else is ranks that issued
+// different collectives (a data-dependent shape, a branch). The group is
+// often printed on the rank's other watchdog lines only ("[PG ID 0 ...]
+// failure detected by watchdog at work sequence id: S"); without any group,
+// a small S could be two groups' coincident counters, so it weighs less.
+void watchdog_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  // The signature scanner's finding of a line (pytorch.watchdog.timeout)
+  // and the tree's own log fact (log.watchdog_timeout) carry the same fields;
+  // which of the two a set holds depends on the path the logs took.
+  auto wd = set.findings_with("pytorch.watchdog.timeout");
+  for (const auto* f : set.findings_with("log.watchdog_timeout")) wd.push_back(f);
+  if (wd.size() < 2) return;
+  // Process group of (rank, seq) from any finding that names both.
+  std::map<std::pair<int, int64_t>, std::string> pg_of;
+  for (const auto& f : set.findings) {
+    if (!f.subject.rank || !f.subject.seq) continue;
+    std::string pg = f.subject.process_group.value_or("");
+    for (const auto& p : f.provenance) {
+      if (!pg.empty()) break;
+      // "[PG ID 0 PG GUID 0(default_pg) Rank 3]" / "[PG 0 (default_pg) Rank 3]"
+      const size_t at = p.excerpt.find("[PG ");
+      if (at == std::string::npos) continue;
+      size_t i = at + 4;
+      if (p.excerpt.compare(i, 3, "ID ") == 0) i += 3;
+      while (i < p.excerpt.size() && std::isdigit(static_cast<unsigned char>(p.excerpt[i]))) pg += p.excerpt[i++];
+    }
+    if (!pg.empty()) pg_of[{*f.subject.rank, *f.subject.seq}] = pg;
+  }
+  struct Call {
+    int rank;
+    std::string op;
+    int64_t numel;
+    const Finding* f;
+  };
+  std::map<std::pair<std::string, int64_t>, std::vector<Call>> by_call;
+  std::set<std::pair<int, int64_t>> seen;
+  for (const auto* f : wd) {
+    if (!f->subject.rank || !f->subject.seq) continue;
+    if (!seen.insert({*f->subject.rank, *f->subject.seq}).second) continue;
+    std::string pg = f->subject.process_group.value_or("");
+    if (pg.empty())
+      if (auto it = pg_of.find({*f->subject.rank, *f->subject.seq}); it != pg_of.end()) pg = it->second;
+    by_call[{pg, *f->subject.seq}].push_back(
+        {*f->subject.rank, str_field(f->fields, "op").value_or(""), int_field(f->fields, "numel_in").value_or(-1), f});
+  }
+  // Ops whose element count is the same on every rank by definition (the
+  // all-to-all, gather/scatter and point-to-point families may differ).
+  static const std::set<std::string> same_size = {"ALLREDUCE", "BROADCAST", "REDUCE", "ALLGATHER",
+                                                  "_ALLGATHER_BASE", "REDUCE_SCATTER", "_REDUCE_SCATTER_BASE"};
+  for (const auto& [key, calls] : by_call) {
+    if (calls.size() < 2) continue;
+    const auto& [pg, seq] = key;
+    std::map<std::string, std::vector<int>> variants;  // "BROADCAST numel 64" -> ranks
+    bool op_differs = false, size_differs = false;
+    for (const auto& c : calls) {
+      op_differs |= c.op != calls.front().op;
+      size_differs |= c.numel >= 0 && calls.front().numel >= 0 && c.numel != calls.front().numel;
+      variants[c.op + (c.numel >= 0 ? " of " + std::to_string(c.numel) + " elements" : std::string())].push_back(c.rank);
+    }
+    if (!op_differs && !(size_differs && same_size.count(calls.front().op))) continue;
+    std::string what;
+    for (const auto& [v, ranks] : variants) {
+      std::string rs;
+      for (int r : ranks) rs += (rs.empty() ? "" : ",") + std::to_string(r);
+      what += (what.empty() ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + rs + " in " + v;
+    }
+    Hypothesis h;
+    h.cause = "mismatched_collectives";
+    h.culprit.seq = seq;
+    if (!pg.empty()) h.culprit.process_group = pg;
+    // The odd one out, when one variant has a single rank and another several.
+    if (variants.size() == 2) {
+      const auto& a = variants.begin()->second;
+      const auto& b = std::next(variants.begin())->second;
+      if (a.size() == 1 && b.size() >= 2) h.culprit.rank = a.front();
+      if (b.size() == 1 && a.size() >= 2) h.culprit.rank = b.front();
+    }
+    h.weight = !pg.empty() ? 40 : seq >= 100 ? 25 : 6;
+    h.evidence_key = "watchdog_disagreement";
+    h.finding_ids = {"tree.watchdog_disagreement"};
+    h.why = "the watchdog timed out different collectives at SeqNum " + std::to_string(seq) +
+            (pg.empty() ? std::string() : " of process group " + pg) + ": " + what;
+    std::vector<const Evidence*> none;
+    h.derived = derived_finding("tree.watchdog_disagreement", Layer::framework, Severity::critical, h.why,
+                                h.culprit, none);
+    h.derived->provenance = calls.front().f->provenance;
+    h.order = calls.front().f->order;
+    out.push_back(std::move(h));
+    return;  // the first disagreement is the one that matters
+  }
 }
 
 // NCCL_SOCKET_IFNAME set, but no "Bootstrap : Using <if>:<ip>" line from that

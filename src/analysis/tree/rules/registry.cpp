@@ -10,6 +10,8 @@ const std::vector<RuleInfo>& all_rules() {
       {"dev_shm_size", "a small /dev/shm supports container_shm_too_small", rules::dev_shm_size},
       {"watchdog_without_error", "a watchdog timeout with no error anywhere: ranks diverged",
        rules::watchdog_without_error},
+      {"watchdog_disagreement", "ranks' watchdog timeouts at one sequence number name different ops or sizes",
+       rules::watchdog_disagreement},
       {"socket_ifname", "NCCL_SOCKET_IFNAME that matched nothing; bootstrap on a host-local bridge", rules::socket_ifname},
       {"cross_host_p2p", "P2P/SHM edges between ranks on different hosts: host identity collision",
        rules::cross_host_p2p},
