@@ -125,6 +125,15 @@ def main():
             ready()
             if RANK != CULPRIT:
                 train_step(t)
+        elif SCENARIO == "raises":
+            # A bug on one rank: it raises in its own code between two steps
+            # (a KeyError on a batch field) while the others wait for it in
+            # the next all_reduce.
+            ready()
+            if RANK == CULPRIT:
+                batch = {"input_ids": t}
+                t = batch["labels"]
+            train_step(t)
         elif SCENARIO == "busy":
             ready()
             if RANK == CULPRIT:

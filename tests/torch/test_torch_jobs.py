@@ -242,6 +242,18 @@ class EarlyExit(ScenarioTest):
     live = False
 
 
+class RankRaises(ScenarioTest):
+    """Rank 2 raises a KeyError in its own code between two steps; the agent
+    stops the other three, which wait in the next all_reduce. The console
+    names the exception; the dumps alone only show rank 2 missing from it,
+    and whether its last all_reduce had completed when it dumped is a race
+    in gloo's completion status (then it reads as not yet arrived)."""
+    scenario = "raises"
+    causes = ("user_code_bug",)
+    fr_causes = ("rank_skips_collective", "rank_stuck_in_host_code", "straggler_or_timeout_too_short")
+    live = False
+
+
 class BusyRank(ScenarioTest):
     logs_ambiguous = True
     scenario = "busy"
