@@ -14,6 +14,7 @@
 #include "analysis/tree/decision_tree.hpp"
 #include "cli/common.hpp"
 #include "collectors/fr/loader.hpp"
+#include "pipeline/ingest_fr.hpp"
 #include "report/progress.hpp"
 #include "report/render.hpp"
 
@@ -128,13 +129,8 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
   for (const auto& d : loaded.dumps) set.add_host(d.host);
   auto findings = fr::to_findings(analysis, loaded.dumps);
   set.findings = findings;
-  // The recorder saw every rank's collectives: a check of the framework
-  // layer, so a clean analysis may be reported healthy (decision_tree.cpp).
-  Evidence checked;
-  checked.kind = "fr.analysis";
-  checked.provenance.source = files->front().shown;
-  checked.data = {{"ranks", loaded.dumps.size()}};
-  set.evidence.push_back(std::move(checked));
+  // A clean analysis may be reported healthy only when it compared something.
+  add_fr_check(analysis, loaded.dumps.size(), files->front().shown, set);
   for (const auto& e : loaded.bad) set.unchecked.push_back(Unchecked{e.context, UncheckedState::error, e.message});
   Report report = decide(set);
   // Dumps of a CPU backend (gloo) only: no GPU, NVLink or RDMA step is a
@@ -168,6 +164,7 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
   if (!loaded.bad.empty()) return kExitPartial;
   const bool problem = std::any_of(analysis.findings.begin(), analysis.findings.end(),
                                    [](const fr::FrFinding& f) { return f.severity == "error" || f.severity == "critical"; });
+  if (!problem && report.verdict.root_cause == kInsufficientEvidence) return kExitPartial;  // nothing to compare
   return problem || report.verdict.root_cause != kNoProblemFound ? kExitProblem : kExitHealthy;
 }
 

@@ -38,13 +38,25 @@ Status ingest_fr_dumps(std::vector<fr::RankDump> dumps, EvidenceSet& set) {
   if (auto e = fr::check_same_job(dumps)) return *e;
   const auto analysis = fr::analyze_fr(dumps);
   for (auto& f : fr::to_findings(analysis, dumps)) set.findings.push_back(std::move(f));
-  // The recorder saw every rank's collectives: a check of the framework layer.
-  Evidence checked;
-  checked.kind = "fr.analysis";
-  checked.provenance.source = dumps.front().file;
-  checked.data = {{"ranks", dumps.size()}};
-  set.evidence.push_back(std::move(checked));
+  add_fr_check(analysis, dumps.size(), dumps.front().file, set);
   return Ok{};
+}
+
+void add_fr_check(const fr::FrAnalysis& analysis, size_t dumps, const std::string& source, EvidenceSet& set) {
+  if (dumps >= 2 && analysis.collectives_checked > 0) {
+    // The recorder saw the ranks' collectives: a check of the framework layer.
+    Evidence checked;
+    checked.kind = "fr.analysis";
+    checked.provenance.source = source;
+    checked.data = {{"ranks", dumps}, {"collectives_checked", analysis.collectives_checked}};
+    set.evidence.push_back(std::move(checked));
+    return;
+  }
+  set.unchecked.push_back(Unchecked{
+      "flight recorder", UncheckedState::unavailable,
+      dumps < 2 ? fmt::format("only {} rank's dump: no other rank to compare it with", dumps)
+                : fmt::format("{} dumps hold {} entries and no collective to compare (written before any collective ran)",
+                              dumps, analysis.entries)});
 }
 
 }  // namespace ccdiag

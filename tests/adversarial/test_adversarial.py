@@ -119,12 +119,16 @@ class Adversarial(unittest.TestCase):
         self.wait_no_leftovers(what)
 
     def wait_no_leftovers(self, what):
-        # The cleanup process removes what a killed ccdiag left: give it a moment.
-        for _ in range(40):
+        # The cleanup process removes what a killed ccdiag left: give it a moment
+        # (up to 10 s: on a loaded 2-core host it may be scheduled late).
+        deadline = time.monotonic() + 10
+        while True:
             left = [n for n in os.listdir(self.scratch) if n.startswith("ccdiag-")]
-            if not left:
-                return
+            if not left or time.monotonic() > deadline:
+                break
             time.sleep(0.05)
+        if not left:
+            return
         self.fail(f"{what}: left {left} in TMPDIR")
 
     def run_cmd(self, args, **kw):

@@ -98,6 +98,13 @@ def main():
     # A named Python thread, as training jobs have (checkpoint writers,
     # heartbeats): live stacks must show its `threading` name.
     threading.Thread(target=lambda: time.sleep(3600), name="ckpt-writer", daemon=True).start()
+    if SCENARIO == "late_init":
+        # Rank 2 prepares for longer than the timeout before it joins the
+        # process group (a model or dataset loaded before init): the others
+        # give up waiting for it in init_process_group.
+        ready()
+        if RANK == CULPRIT:
+            time.sleep(TIMEOUT * 3)
     dist.init_process_group("gloo", timeout=timedelta(seconds=TIMEOUT))
     # Groups made later (new_group, DeviceMesh) take c10d's default timeout
     # (30 min for gloo), not the world group's: give them the same one.
@@ -133,6 +140,8 @@ def main():
             if RANK == CULPRIT:
                 batch = {"input_ids": t}
                 t = batch["labels"]
+            train_step(t)
+        elif SCENARIO == "late_init":
             train_step(t)
         elif SCENARIO == "busy":
             ready()

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/tree/decision_tree.hpp"
 #include "collectors/logs/analyzer.hpp"
 #include "collectors/logs/torchrun_console.hpp"
 
@@ -131,8 +132,23 @@ TEST_CASE("torchrun console: a rank missing from the failure table left the job 
   CHECK(skips);
 }
 
+TEST_CASE("torchrun console: the others gave up in init_process_group waiting for rank 2's gloo key",
+          "[torchrun]") {
+  // Rank 2 slept before init_process_group; ranks 0, 1, 3 timed out in the
+  // store waiting for "/default_pg/0//cpu//0/2" and raised DistStoreError.
+  auto a = LogAnalyzer::create(builtin_signatures());
+  REQUIRE(a);
+  (*a)->add_text(slurp("late_init"), "console.log", "");
+  auto analysis = (*a)->finish();
+  EvidenceSet set;
+  for (auto& f : analysis.findings) set.findings.push_back(f);
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == "straggler_or_timeout_too_short");
+  CHECK(r.verdict.culprit.rank == 2);
+}
+
 TEST_CASE("torchrun console: no rank left early when the table lists every rank", "[torchrun]") {
-  for (const char* scenario : {"skip", "sigkill", "size_mismatch", "dataloader_dies"}) {
+  for (const char* scenario : {"skip", "sigkill", "size_mismatch", "dataloader_dies", "late_init"}) {
     INFO(scenario);
     const auto a = analyse(scenario);
     for (const auto& f : a.findings) CHECK(f.id != "torchrun.rank_left_early");

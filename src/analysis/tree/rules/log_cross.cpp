@@ -187,6 +187,62 @@ void watchdog_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out)
   }
 }
 
+// Gloo builds its full mesh in init_process_group through the store: each
+// rank publishes its address under a key that ends in its rank
+// ("/default_pg/0//cpu//0/2") and waits for every other rank's. "wait timeout
+// after N ms, keys: .../2" on the other ranks means rank 2 never got to
+// init_process_group within the timeout: it was still preparing (a model or
+// dataset loaded before init), stuck before it, or dead. In the default group
+// the key's rank is the global rank; in another group it is the group rank.
+void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  std::map<int, std::set<int>> waiters;  // awaited rank -> ranks that waited for it
+  std::map<int, const Finding*> first;
+  for (const auto* f : set.findings_with("pytorch.store.wait_timeout")) {
+    const std::string keys = str_field(f->fields, "keys").value_or("");
+    if (keys.find("/default_pg/") == std::string::npos || keys.find("//cpu//") == std::string::npos) continue;
+    const size_t slash = keys.find_last_of('/');
+    if (slash == std::string::npos || slash + 1 >= keys.size()) continue;
+    const std::string tail = keys.substr(slash + 1);
+    if (tail.size() > 6 || !std::all_of(tail.begin(), tail.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      continue;
+    const int awaited = std::stoi(tail);
+    if (f->subject.rank && *f->subject.rank == awaited) continue;
+    waiters[awaited].insert(f->subject.rank.value_or(-1));
+    if (!first.count(awaited)) first[awaited] = f;
+  }
+  if (waiters.size() != 1) return;  // several absent ranks: a node that never started, not one rank
+  const auto& [rank, who] = *waiters.begin();
+  Subject culprit;
+  culprit.rank = rank;
+  culprit.host = first[rank]->subject.host;
+  std::string ws;
+  for (int r : who)
+    if (r >= 0) ws += (ws.empty() ? "" : ",") + std::to_string(r);
+  const std::string why = (ws.empty() ? std::string("the other ranks") : "rank(s) " + ws) +
+                          " gave up in init_process_group waiting for rank " + std::to_string(rank) +
+                          "'s gloo address (store key " + str_field(first[rank]->fields, "keys").value_or("") +
+                          "): rank " + std::to_string(rank) + " had not reached init_process_group";
+  auto add = [&](const char* cause, double w) {
+    Hypothesis h;
+    h.cause = cause;
+    h.culprit = culprit;
+    h.weight = w;
+    h.evidence_key = "store_key_never_set";
+    h.finding_ids = {"tree.store_key_never_set"};
+    h.why = why;
+    h.order = first[rank]->order;
+    out.push_back(std::move(h));
+  };
+  // Late more often than stuck or dead: a dead worker is reported by the
+  // agent before the others' store timeout, with its own exit.
+  add("straggler_or_timeout_too_short", 8);
+  add("rank_stuck_in_host_code", 3);
+  add("rank_process_died", 1.5);
+  out[out.size() - 3].derived = derived_finding("tree.store_key_never_set", Layer::framework, Severity::error, why,
+                                                culprit, {});
+  out[out.size() - 3].derived->provenance = first[rank]->provenance;
+}
+
 // NCCL_SOCKET_IFNAME set, but no "Bootstrap : Using <if>:<ip>" line from that
 // process: the filter matched no interface. And a bootstrap on a container
 // bridge while other hosts use a routable interface.

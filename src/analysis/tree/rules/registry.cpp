@@ -12,6 +12,8 @@ const std::vector<RuleInfo>& all_rules() {
        rules::watchdog_without_error},
       {"watchdog_disagreement", "ranks' watchdog timeouts at one sequence number name different ops or sizes",
        rules::watchdog_disagreement},
+      {"store_key_never_set", "ranks gave up waiting for one rank's gloo address key: it never reached init",
+       rules::store_key_never_set},
       {"socket_ifname", "NCCL_SOCKET_IFNAME that matched nothing; bootstrap on a host-local bridge", rules::socket_ifname},
       {"cross_host_p2p", "P2P/SHM edges between ranks on different hosts: host identity collision",
        rules::cross_host_p2p},
