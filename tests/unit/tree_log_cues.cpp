@@ -308,3 +308,17 @@ TEST_CASE("verdicts: a QP that cannot reach its peer on InfiniBand with several 
     roce.replace(p, 3, "/RoCE");
   CHECK(diagnose_text(roce + err12).verdict.root_cause == "roce_gid_index_mismatch");
 }
+
+TEST_CASE("log cues: a host-local or link-local interface in NCCL's list; store wait timeouts", "[tree][cues]") {
+  CHECK(has_cue(line_cues("<host>:14605:14673 [0] NCCL INFO NET/Socket : Using [0]ens5:<ip><0> "
+                          "[1]veth75fa783:fe80::14ad:64ff:fe64:b31e%veth75fa783<0>"),
+                "socket_iface_not_routable", Layer::system_config));
+  // One interface, or several routable ones, is no evidence.
+  CHECK_FALSE(has_cue(line_cues("<host>:1:1 [0] NCCL INFO NET/Socket : Using [0]ens5:<ip><0>"),
+                      "socket_iface_not_routable", Layer::system_config));
+  CHECK_FALSE(has_cue(line_cues("<host>:1:1 [0] NCCL INFO NET/Socket : Using [0]ens5:<ip><0> [1]ens6:<ip><0>"),
+                      "socket_iface_not_routable", Layer::system_config));
+  CHECK(has_cue(line_cues("  what():  [horovod/common/gloo/http_store.cc:53] [horovod/common/gloo/http_store.cc:53] "
+                          "Wait timeout for key(s): 0"),
+                "store_wait_timeout", Layer::framework));
+}

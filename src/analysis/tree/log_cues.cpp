@@ -223,6 +223,20 @@ const std::vector<TextCue>& text_cues() {
        L::transport, "IB transport", S::error, R::symptom, "an RDMA work request completed with an error", {}},
       {"ibv_async_port", {"IBV_EVENT_PORT_ERR", "port error", "LINK_DOWN", "link down", "Link down"}, {}, {},
        L::hardware, "NIC port", S::error, R::primary, "a NIC port went down", {{"nic_link_flapping", 4}}},
+      // ---- interface choice
+      // NCCL's socket transport (and its bootstrap list) spreads connections over every interface it
+      // lists; one that exists only on this host (a container veth, a docker/libvirt bridge) or has
+      // only an IPv6 link-local address cannot reach the peers, so some connections hang or fail.
+      {"socket_iface_not_routable", {"NET/Socket : Using", "Bootstrap : Using", "Bootstrap: Using"}, {"[1]"}, {},
+       L::system_config, "interface selection", S::warning, R::primary,
+       "NCCL uses several interfaces, one of them host-local (veth, bridge) or IPv6 link-local: connections "
+       "over it cannot reach other hosts",
+       {{"wrong_network_interface", 6}}, {"veth", "docker", "virbr", "fe80::", "cni", "flannel"}},
+      // A rendezvous store key never set within the wait (Gloo's store, Horovod's HTTP store, c10d):
+      // at start-up most often ranks that reach the rendezvous later than its (short) timeout at scale.
+      {"store_wait_timeout", {"Wait timeout for key", "Wait timeout after"}, {}, {}, L::framework,
+       "rendezvous store", S::error, R::symptom, "a rendezvous store wait timed out: a key another rank should set never came",
+       {{"straggler_or_timeout_too_short", 4}, {"rank_process_died", 1.5}}, {"gloo", "store", "Store"}},
       // ---- framework idioms in tracebacks
       // "The main process first" context managers (transformers/accelerate main_process_first, YOLO's
       // torch_distributed_zero_first): every other rank waits in a barrier while the main one
