@@ -187,7 +187,9 @@ const std::vector<Signal>& signals() {
        {{"bootstrap_unreachable", 40}, {"firewall_blocked_ports", 2}, {"hostname_resolves_to_loopback", 2}},
        {"timed out", "Timed out", "timeout", "Timeout", "failed", "Failed", "refused", "unreachable"}},
       {"bootstrap_loopback", {"Bootstrap : Using"}, {"lo:", "127.0."}, {}, L::system_config, S::warning, R::primary,
-       "NCCL bootstraps on the loopback interface", {{"hostname_resolves_to_loopback", 80}}},
+       // Only a lead by itself: on one host (a single-node test, NCCL_SOCKET_IFNAME=lo) loopback is
+       // right. Across hosts it cannot work; the socket_ifname rule weighs it when the inputs span hosts.
+       "NCCL bootstraps on the loopback interface", {{"hostname_resolves_to_loopback", 2}, {"wrong_network_interface", 1.5}}},
       {"duplicate_gpu", {}, {"Duplicate GPU detected", "same CUDA device", "both on CUDA device"}, {}, L::framework,
        S::error, R::primary, "two ranks use the same GPU", {{"wrong_device_binding", 60}}},
       {"nccl_version_mismatch", {}, {"NCCL version mismatch", "Mismatched NCCL version", "nccl version mismatch"}, {},

@@ -272,6 +272,37 @@ void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     out.push_back(std::move(h));
     break;  // one piece of evidence, however many ranks print it
   }
+  // NCCL bootstrapping on loopback while the job spans hosts: the peers can
+  // never meet. NCCL takes lo only when told to (NCCL_SOCKET_IFNAME=lo) or
+  // when no other interface is up; torch's store takes the host name's
+  // address, which Debian's /etc/hosts maps to 127.0.1.1.
+  {
+    std::set<std::string> hosts;
+    const Evidence* on_lo = nullptr;
+    for (const auto* e : set.of_kind("log.bootstrap")) {
+      if (e->subject.host) hosts.insert(*e->subject.host);
+      const auto ifname = str_field(e->data, "ifname").value_or("");
+      if (!on_lo && (ifname == "lo" || str_field(e->data, "addr").value_or("").rfind("127.", 0) == 0)) on_lo = e;
+    }
+    for (const auto& h : set.hosts) hosts.insert(h);
+    if (on_lo && hosts.size() >= 2) {
+      Hypothesis h;
+      h.cause = "hostname_resolves_to_loopback";
+      h.culprit.host = on_lo->subject.host;
+      h.weight = 30;
+      h.evidence_key = "bootstrap_on_loopback_across_hosts";
+      h.finding_ids = {"tree.bootstrap_on_loopback"};
+      h.why = host_name(on_lo->subject) + " bootstraps on loopback (" + str_field(on_lo->data, "addr").value_or("") +
+              ") in a job across " + std::to_string(hosts.size()) + " hosts";
+      h.derived = derived_finding("tree.bootstrap_on_loopback", Layer::system_config, Severity::error, h.why, h.culprit,
+                                  {on_lo});
+      out.push_back(h);
+      h.cause = "wrong_network_interface";
+      h.weight = 10;
+      h.derived.reset();
+      out.push_back(std::move(h));
+    }
+  }
   // Container bridges and libvirt networks are not routable between hosts.
   if (bootstrap_if.size() >= 2) {
     for (const auto* e : set.of_kind("log.bootstrap")) {
