@@ -143,6 +143,18 @@ def main():
             train_step(t)
         elif SCENARIO == "late_init":
             train_step(t)
+        elif SCENARIO == "p2p_deadlock":
+            # Hand-written point-to-point exchange with the order wrong on
+            # both sides: ranks 2 and 3 each wait to receive from the other
+            # before sending (blocking recv), so neither ever sends; ranks 0
+            # and 1 go on to the next all_reduce and wait there.
+            ready()
+            if RANK in (2, 3):
+                peer = 5 - RANK
+                buf = torch.zeros(1024)
+                dist.recv(buf, src=peer)
+                dist.send(t, dst=peer)
+            train_step(t)
         elif SCENARIO == "busy":
             ready()
             if RANK == CULPRIT:

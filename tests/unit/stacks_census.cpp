@@ -270,3 +270,25 @@ TEST_CASE("census entries take the collective sequence number from a flight-reco
   CHECK(odd->fields["seq_process_group"] == "0");
   CHECK_THAT(odd->summary, Catch::Contains("flight recorder: process group 0 (world, default_pg) seq 1203 (missing_ranks)"));
 }
+
+TEST_CASE("census: two halves blocked in different collectives, no majority: the ranks diverged", "[census]") {
+  auto in_broadcast = [] {
+    return std::vector<StackFrame>{fr("__futex_abstimed_wait_common", "libc.so.6"),
+                                   fr("cudaStreamSynchronize", "libcudart.so.12"), fr("ncclBroadcast", "libnccl.so.2"),
+                                   fr("c10d::ProcessGroupNCCL::broadcast", "libtorch_cuda.so"), fr("main")};
+  };
+  std::vector<ProcessStacks> ps = {rank_in(0, in_allreduce()), rank_in(1, in_allreduce()), rank_in(2, in_broadcast()),
+                                   rank_in(3, in_broadcast())};
+  const auto c = run_census(ps);
+  const Finding* f = nullptr;
+  for (const auto& x : c.findings)
+    if (x.id == "stacks.ranks_in_different_calls") f = &x;
+  REQUIRE(f);
+  CHECK(f->role == FindingRole::primary);
+  REQUIRE_FALSE(f->supports.empty());
+  CHECK(f->supports.front().cause == "mismatched_collectives");
+  // Half in a collective, half in host code is not that (either side may be the odd one).
+  ps[2] = rank_in(2, in_dataloader());
+  ps[3] = rank_in(3, in_dataloader());
+  for (const auto& x : run_census(ps).findings) CHECK(x.id != "stacks.ranks_in_different_calls");
+}

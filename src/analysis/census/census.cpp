@@ -175,7 +175,50 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
     if (c.groups[0].in_collective != c.groups[1].in_collective)
       waiting = c.groups[0].in_collective ? &c.groups[0] : &c.groups[1];
   }
-  if (!waiting) return c;
+  if (!waiting) {
+    // No majority to measure the others against, but every rank is blocked
+    // in a collective or point-to-point wait and they are not all in the
+    // same call: nobody will ever complete what the others wait for. With
+    // a send/recv among the waits it is hand-written point-to-point code
+    // that both sides entered in the wrong order (each waits to receive
+    // first); otherwise the ranks issued different collectives.
+    const bool all_waiting = std::all_of(c.groups.begin(), c.groups.end(),
+                                         [](const CensusGroup& g) { return g.in_collective; });
+    if (!all_waiting) return c;
+    // The c10d op of the wait, else the innermost Python function the
+    // activity line names ("... at distributed_c10d.py:3697 in recv").
+    auto is_p2p = [](const std::string& op) {
+      return op == "recv" || op == "send" || op == "irecv" || op == "isend" || op == "batch_isend_irecv" ||
+             op == "recv_object_list" || op == "send_object_list";
+    };
+    bool p2p = false;
+    nlohmann::json p2p_ranks = nlohmann::json::array();
+    for (const auto& g : c.groups) {
+      const size_t in = g.activity.rfind(" in ");
+      const bool group_p2p = in != std::string::npos && is_p2p(g.activity.substr(in + 4));
+      for (const auto& m : g.members)
+        if (group_p2p || (m.wait && is_p2p(m.wait->op))) {
+          p2p = true;
+          if (m.rank && p2p_ranks.size() < 64) p2p_ranks.push_back(*m.rank);
+        }
+    }
+    Finding f;
+    f.id = "stacks.ranks_in_different_calls";
+    f.layer = Layer::framework;
+    f.role = FindingRole::primary;
+    f.severity = Severity::error;
+    f.summary = "every rank is blocked in a collective or point-to-point wait, in " +
+                std::to_string(c.groups.size()) + " different calls (" + census_line + ")" +
+                (p2p ? ": a send/recv exchange that no side can complete (each waits to receive first, or the peers "
+                       "do not match)"
+                     : ": the ranks issued different collectives");
+    f.fields = {{"groups", c.groups.size()}, {"processes", total}, {"point_to_point", p2p}};
+    if (p2p) f.fields["ranks"] = p2p_ranks;  // the ranks in send/recv: no single culprit
+    f.supports = p2p ? std::vector<CauseSupport>{{"user_code_bug", 10}, {"mismatched_collectives", 2}}
+                     : std::vector<CauseSupport>{{"mismatched_collectives", 8}, {"wrong_process_group", 2}};
+    c.findings.push_back(std::move(f));
+    return c;
+  }
   for (const auto& g : c.groups) {
     if (&g == waiting) continue;
     for (const auto& m : g.members) {
