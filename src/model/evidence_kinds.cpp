@@ -142,6 +142,7 @@ std::vector<EvidenceKindInfo> build() {
       {"ranks.process", fw, "collector ranks", {"/proc/<pid>/{status,cmdline,environ (allowlisted),stat}"}, "host, pid, rank, gpu",
        {F("rank", "integer", "RANK"), F("local_rank", "integer", "LOCAL_RANK"), F("world_size", "integer", "WORLD_SIZE"),
         F("local_world_size", "integer", "LOCAL_WORLD_SIZE (ranks on this node)"), F("pid", "integer", "pid"),
+        F("uid", "integer", "real uid (/proc/<pid>/status)"),
         R("alive", "boolean", "the process runs"), F("state", "string", "R, S, D, Z"), F("signal", "string", "killing signal of a dead rank"),
         F("exit_code", "integer", "exit code of a dead rank"), F("env", "object", "allowlisted, redacted environment")},
        {"rule rank_census", "rule skew_audit", "analyze"}, "one training rank"},

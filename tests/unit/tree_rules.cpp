@@ -118,6 +118,18 @@ TEST_CASE("pcie rules: degraded link; IOMMU and ACS argue for and against P2P bl
   CHECK(for_cause(hs, "pcie_acs_p2p_blocked")->weight >= 10);
 }
 
+TEST_CASE("host rules: RemoveIPC cannot touch ranks that run as root or a system user", "[tree][rules]") {
+  EvidenceSet set;
+  set.evidence.push_back(ev("host.logind", "n1", {{"remove_ipc", true}}));
+  set.evidence.push_back(ev("ranks.process", "n1", {{"rank", 0}, {"uid", 0}}));
+  auto hs = run_rule(rules::host_config, set);
+  REQUIRE(for_cause(hs, "removeipc_deletes_shm"));
+  CHECK(for_cause(hs, "removeipc_deletes_shm")->weight < 1);
+  set.evidence.push_back(ev("ranks.process", "n1", {{"rank", 1}, {"uid", 1001}}));
+  hs = run_rule(rules::host_config, set);
+  CHECK(for_cause(hs, "removeipc_deletes_shm")->weight > 1);
+}
+
 TEST_CASE("host rules: a loopback hostname is no evidence for a job on one host", "[tree][rules]") {
   EvidenceSet set;
   set.evidence.push_back(ev("host.resolve", "n1", {{"name", "n1"}, {"addr", "127.0.1.1"}}));

@@ -1,5 +1,7 @@
 #include "collectors/proc/rank_discovery.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -77,6 +79,9 @@ std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* 
     const auto kv = parse_status(*status);
     if (auto t = status_value(kv, "Threads")) r.threads = std::atoll(t->c_str());
     if (auto tp = status_value(kv, "TracerPid"); tp && *tp != "0") r.tracer_pid = std::atoll(tp->c_str());
+    // "Uid:\treal\teffective\tsaved\tfs": the real uid owns the process's IPC.
+    if (auto uid = status_value(kv, "Uid"); uid && !uid->empty() && std::isdigit(static_cast<unsigned char>((*uid)[0])))
+      r.uid = std::atoll(uid->c_str());
     if (auto ns = status_value(kv, "NSpid")) {
       const size_t sp = ns->find_last_of(" \t");
       std::string last = sp == std::string::npos ? *ns : ns->substr(sp + 1);
@@ -287,6 +292,7 @@ nlohmann::json to_json(const RankProcess& r) {
                    {"gpus", r.gpus}};
   if (r.nspid) j["nspid"] = *r.nspid;
   if (r.tracer_pid) j["tracer_pid"] = *r.tracer_pid;
+  if (r.uid) j["uid"] = *r.uid;
   j["alive"] = !r.dead();
   if (r.dead()) {
     // The wait status a zombie left: exit code << 8, or the terminating signal.

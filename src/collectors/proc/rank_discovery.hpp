@@ -50,6 +50,7 @@ struct RankProcess {
   bool python = false;
   std::vector<int> gpus;        // /dev/nvidiaN held open
   std::optional<int64_t> tracer_pid;  // TracerPid when not 0
+  std::optional<int64_t> uid;         // real uid (status "Uid:")
   bool kernel_thread = false;   // PF_KTHREAD: never a rank, nothing to read
   std::optional<int64_t> exit_status;  // zombie's wait status (exit code << 8 | signal)
   bool rank_inferred = false;   // a dead rank's number inferred from its live siblings

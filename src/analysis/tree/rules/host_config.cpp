@@ -115,6 +115,21 @@ void host_config(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     const bool shm_failed = std::any_of(set.findings.begin(), set.findings.end(), [](const Finding& f) {
       return f.id.rfind("nccl.shm.", 0) == 0 || f.id.rfind("log.shm", 0) == 0;
     });
+    // logind never removes the IPC objects of root or system users (uid below
+    // 1000, SYS_UID_MAX on Debian and RHEL): ranks that all run as one of
+    // those are out of its reach.
+    bool ranks_seen = false, all_system = true;
+    for (const auto* rp : set.of_kind("ranks.process")) {
+      if (rp->subject.host != e->subject.host) continue;
+      ranks_seen = true;
+      const auto uid = int_field(rp->data, "uid");
+      if (!uid || *uid >= 1000) all_system = false;
+    }
+    if (*r && ranks_seen && all_system) {
+      out.push_back(hyp("removeipc_deletes_shm", e, 0.2, "logind_removeipc",
+                        "RemoveIPC=yes on " + host_name(e->subject) + ", but every rank runs as root or a system user"));
+      continue;
+    }
     out.push_back(*r ? hyp("removeipc_deletes_shm", e, shm_failed ? 6 : 1.2, "logind_removeipc",
                            "systemd-logind RemoveIPC=yes on " + host_name(e->subject) +
                                (shm_failed ? " while shared-memory segments failed" : ""),
