@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "collectors/stacks/stack_model.hpp"
+#include "ccdiag/stack_model.hpp"
 
 namespace ccdiag {
 
