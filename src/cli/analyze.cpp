@@ -29,11 +29,11 @@
 #include "cli/common.hpp"
 #include "fleet/atomic_file.hpp"
 #include "fleet/hostlist.hpp"
-#include "fleet/render_fleet.hpp"
 #include "pipeline/ingest.hpp"
 #include "report/progress.hpp"
 #include "report/html.hpp"
 #include "report/render.hpp"
+#include "report/render_fleet.hpp"
 
 namespace fs = std::filesystem;
 

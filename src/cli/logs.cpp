@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "analysis/tree/decision_tree.hpp"
+#include "ccdiag/utf8.hpp"
 #include "cli/common.hpp"
 #include "collectors/logs/analyzer.hpp"
 #include "report/progress.hpp"
 #include "report/render.hpp"
-#include "report/utf8.hpp"
 
 namespace ccdiag {
 

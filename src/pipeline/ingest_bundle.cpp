@@ -27,6 +27,8 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& lo
   // One bundle at a time, so the hardware findings below see only this host.
   EvidenceSet set;
   std::vector<std::string> fr_files;
+  nccl::NcclRawFiles nccl_files{
+      .dir = b.dir, .input = b.input, .host = b.manifest.host, .time = b.manifest.time, .raw_files = {}};
   set.inputs.push_back(b.input);
   set.add_host(b.manifest.host);
   for (const auto& e : b.evidence) set.evidence.push_back(e);
@@ -45,11 +47,13 @@ Status ingest_bundle(const Bundle& b, EvidenceSet& all, std::vector<LogFile>& lo
       logs_out.push_back(LogFile{path, shown, b.manifest.host});
     } else if (starts_with(rel, "raw/fr/")) {
       fr_files.push_back(rel);
+    } else if (starts_with(rel, "raw/nccl/")) {
+      nccl_files.raw_files.push_back(rel);
     }
-    // Other raw artefacts (raw/nccl/, raw/proc/...) are read by the
-    // layers that own them; unknown files are kept for humans.
+    // Other raw artefacts (raw/proc/...) are read by the layers that own
+    // them; unknown files are kept for humans.
   }
-  if (auto st = nccl::ingest_nccl_raw(b, set); !st) return st.error();
+  if (auto st = nccl::ingest_nccl_raw(nccl_files, set); !st) return st.error();
   add_hardware_findings(set);  // PCIe / RDMA / host-config evidence -> findings; GPU BDF -> index, rank
   if (!fr_files.empty()) {
     // Flight-recorder dumps: loaded now (a tarball's directory goes away),

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/fleet/fleet_summary.hpp"
+#include "ccdiag/fleet_summary.hpp"
 #include "ccdiag/report.hpp"
 
 namespace ccdiag {

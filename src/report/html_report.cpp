@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "fleet/render_fleet.hpp"
 #include "report/html.hpp"
+#include "report/render_fleet.hpp"
 
 namespace ccdiag {
 

@@ -1,6 +1,6 @@
+#include "ccdiag/utf8.hpp"
 #include "report/finding_groups.hpp"
 #include "report/render.hpp"
-#include "report/utf8.hpp"
 
 namespace ccdiag {
 
@@ -15,7 +15,7 @@ void render_json(const Report& report, std::ostream& out) {
     groups.push_back(std::move(gj));
   }
   j["finding_groups"] = std::move(groups);
-  // Log lines may carry invalid UTF-8: repaired in one place (report/utf8.hpp).
+  // Log lines may carry invalid UTF-8: repaired in one place (ccdiag/utf8.hpp).
   out << json_text(j) << '\n';
 }
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/census/census.hpp"
-#include "analysis/census/roles.hpp"
+#include "ccdiag/thread_roles.hpp"
 
 using namespace ccdiag;
 

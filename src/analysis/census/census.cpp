@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/census/roles.hpp"
 #include "analysis/parallel/dims.hpp"
+#include "ccdiag/thread_roles.hpp"
 
 namespace ccdiag {
 

@@ -27,7 +27,7 @@
 
 #include "ccdiag/evidence_set.hpp"
 #include "ccdiag/finding.hpp"
-#include "collectors/stacks/stack_model.hpp"
+#include "ccdiag/stack_model.hpp"
 
 namespace ccdiag {
 

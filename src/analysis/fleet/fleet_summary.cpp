@@ -7,15 +7,6 @@
 
 namespace ccdiag {
 
-std::string_view to_string(RankState s) {
-  switch (s) {
-    case RankState::front: return "front";
-    case RankState::behind: return "behind";
-    case RankState::missing: return "missing";
-  }
-  return "front";
-}
-
 void FleetInput::add(HostContribution c) {
   for (auto& p : c.progress) progress.push_back(std::move(p));
   for (auto& s : c.stacks) stacks.push_back(std::move(s));
@@ -183,54 +174,6 @@ FleetSummary summarize_fleet(const FleetInput& in) {
   s.sequences = pictures(in);
   s.census = census(in.stacks);
   return s;
-}
-
-nlohmann::json fleet_to_json(const FleetSummary& s) {
-  nlohmann::json j;
-  j["hosts_total"] = s.hosts_total;
-  j["hosts_answered"] = s.hosts_answered;
-  j["not_answered"] = nlohmann::json::array();
-  for (const auto* h : s.not_answered)
-    j["not_answered"].push_back({{"host", h->host},
-                                 {"status", std::string(to_string(h->status))},
-                                 {"reason", h->error},
-                                 {"input", h->input.empty() ? nlohmann::json() : nlohmann::json(h->input)}});
-  j["differences"] = nlohmann::json::array();
-  for (const auto& d : s.differences) {
-    nlohmann::json others = nlohmann::json::array();
-    for (const auto& o : d.others) others.push_back({{"value", o.value}, {"hosts", o.hosts}});
-    j["differences"].push_back(
-        {{"attribute", d.attribute}, {"majority", d.majority}, {"majority_hosts", d.majority_hosts}, {"others", others}});
-  }
-  j["sequences"] = nlohmann::json::array();
-  for (const auto& sp : s.sequences) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& r : sp.rows) {
-      if (r.state == RankState::front) continue;  // the front is summarised by count
-      rows.push_back({{"rank", r.rank},
-                      {"host", r.host.empty() ? nlohmann::json() : nlohmann::json(r.host)},
-                      {"state", std::string(to_string(r.state))},
-                      {"last_started", r.last_started ? nlohmann::json(*r.last_started) : nlohmann::json()},
-                      {"last_completed", r.last_completed ? nlohmann::json(*r.last_completed) : nlohmann::json()},
-                      {"behind_by", r.behind_by},
-                      {"op", r.op},
-                      {"fr_state", r.fr_state}});
-    }
-    j["sequences"].push_back({{"process_group", sp.process_group},
-                              {"group_size", sp.group_size},
-                              {"front", sp.front},
-                              {"at_front", sp.at_front},
-                              {"behind", sp.behind},
-                              {"missing", sp.missing},
-                              {"ranks_not_at_front", rows}});
-  }
-  j["census"] = nlohmann::json::array();
-  for (const auto& g : s.census)
-    j["census"].push_back({{"signature", g.signature}, {"ranks", g.ranks}, {"hosts", g.hosts}, {"count", g.ranks.size()}, {"odd", g.odd}});
-  j["host_table"] = nlohmann::json::array();
-  if (s.hosts)
-    for (const auto& h : *s.hosts) j["host_table"].push_back(h);
-  return j;
 }
 
 }  // namespace ccdiag

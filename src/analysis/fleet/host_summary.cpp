@@ -3,18 +3,10 @@
 #include "ccdiag/evidence_kinds.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace ccdiag {
-
-std::string_view to_string(HostStatus s) {
-  switch (s) {
-    case HostStatus::ok: return "ok";
-    case HostStatus::bad_bundle: return "bad_bundle";
-    case HostStatus::no_bundle: return "no_bundle";
-  }
-  return "ok";
-}
 
 namespace {
 
@@ -287,41 +279,6 @@ size_t compact_host_set(EvidenceSet& set, size_t max_data_bytes, size_t max_per_
   }
   set.findings = std::move(kept);
   return dropped;
-}
-
-void to_json(nlohmann::json& j, const HostSummary& s) {
-  auto opt = [](const auto& o) { return o ? nlohmann::json(*o) : nlohmann::json(); };
-  auto str = [](const std::string& v) { return v.empty() ? nlohmann::json() : nlohmann::json(v); };
-  nlohmann::json xids = nlohmann::json::object();
-  for (const auto& [x, n] : s.hw.xids) xids[std::to_string(x)] = n;
-  j = nlohmann::json{{"host", s.host},
-                     {"status", std::string(to_string(s.status))},
-                     {"input", str(s.input)},
-                     {"error", str(s.error)},
-                     {"time", str(s.time)},
-                     {"kernel", str(s.kernel)},
-                     {"nccl_version", str(s.nccl_version)},
-                     {"driver_version", str(s.driver_version)},
-                     {"cuda_version", str(s.cuda_version)},
-                     {"dev_shm_bytes", opt(s.dev_shm_bytes)},
-                     {"gpus", opt(s.hw.gpus)},
-                     {"gpu_model", str(s.hw.gpu_model)},
-                     {"nvlink_active", opt(s.hw.nvlink_active)},
-                     {"nvlink_total", opt(s.hw.nvlink_total)},
-                     {"nvlink_errors", opt(s.hw.nvlink_errors)},
-                     {"nic_ports", opt(s.hw.nic_ports)},
-                     {"nic_ports_active", opt(s.hw.nic_ports_active)},
-                     {"ib_error_increase", opt(s.hw.ib_error_increase)},
-                     {"pcie_links", opt(s.hw.pcie_links)},
-                     {"pcie_downtrained", opt(s.hw.pcie_downtrained)},
-                     {"throttled_gpus", s.hw.throttled_gpus},
-                     {"xids", xids},
-                     {"fell_off_bus", s.hw.fell_off_bus},
-                     {"ranks", s.ranks},
-                     {"findings", s.findings},
-                     {"problems", s.problems},
-                     {"worst_finding", str(s.worst_finding)},
-                     {"unchecked", s.unchecked}};
 }
 
 }  // namespace ccdiag

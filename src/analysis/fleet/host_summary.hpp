@@ -25,7 +25,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,42 +32,9 @@
 #include <nlohmann/json.hpp>
 
 #include "ccdiag/evidence_set.hpp"
+#include "ccdiag/fleet_summary.hpp"
 
 namespace ccdiag {
-
-enum class HostStatus { ok, bad_bundle, no_bundle };
-std::string_view to_string(HostStatus s);
-
-struct HostHardware {
-  std::optional<int> gpus;
-  std::string gpu_model;                    // most common model name on the host
-  std::optional<int> nvlink_active;         // summed over GPUs
-  std::optional<int> nvlink_total;
-  std::optional<int64_t> nvlink_errors;     // summed CRC/replay/recovery counters
-  std::optional<int> nic_ports;
-  std::optional<int> nic_ports_active;
-  std::optional<int64_t> ib_error_increase; // summed error-counter deltas
-  std::optional<int> pcie_links;
-  std::optional<int> pcie_downtrained;
-  std::vector<std::string> throttled_gpus;  // "gpu: reason,reason"
-  std::map<int, int> xids;                  // Xid code -> events
-  int fell_off_bus = 0;
-};
-
-struct HostSummary {
-  std::string host;
-  std::string input;           // the bundle path, or empty when no bundle
-  HostStatus status = HostStatus::ok;
-  std::string error;           // why the bundle could not be read / the host did not answer
-  std::string time, kernel, ccdiag_version;
-  std::string nccl_version, driver_version, cuda_version;
-  std::optional<int64_t> dev_shm_bytes;
-  HostHardware hw;
-  std::vector<int> ranks;      // training ranks seen on the host
-  size_t findings = 0, problems = 0;
-  std::string worst_finding;   // summary of the most severe finding
-  size_t unchecked = 0;
-};
 
 // One rank's progress in one process group (from FR / NCCL evidence or findings).
 struct RankProgress {
@@ -109,7 +75,5 @@ std::string stack_signature(const nlohmann::json& data);
 // finding id are kept (the count of dropped ones goes into the kept first one's
 // fields.repeated). Returns the number of findings dropped.
 size_t compact_host_set(EvidenceSet& set, size_t max_data_bytes = 16384, size_t max_per_id = 16);
-
-void to_json(nlohmann::json& j, const HostSummary& s);
 
 }  // namespace ccdiag

@@ -11,6 +11,7 @@
 
 #include <re2/re2.h>
 
+#include "ccdiag/utf8.hpp"
 #include "collectors/kernel/xid.hpp"
 #include "collectors/logs/captures.hpp"
 #include "collectors/logs/line_prefix.hpp"
@@ -18,7 +19,6 @@
 #include "collectors/logs/reader.hpp"
 #include "collectors/logs/topology.hpp"
 #include "collectors/logs/torchrun_console.hpp"
-#include "report/utf8.hpp"
 
 namespace ccdiag::logs {
 

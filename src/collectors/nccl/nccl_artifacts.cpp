@@ -115,12 +115,12 @@ uint64_t iso_utc_to_ns(const std::string& iso) {
   return static_cast<uint64_t>(t) * 1000000000ull;
 }
 
-Status ingest_nccl_raw(const Bundle& b, EvidenceSet& set) {
+Status ingest_nccl_raw(const NcclRawFiles& b, EvidenceSet& set) {
   std::vector<FrSnapshot> snaps;
   for (const auto& rel : b.raw_files) {
     if (rel.rfind("raw/nccl/", 0) != 0) continue;
     const std::string path = (fs::path(b.dir) / rel).string();
-    const std::string shown = b.manifest.host + ":" + rel;
+    const std::string shown = b.host + ":" + rel;
     auto bytes = read_whole(path, b.input + "/" + rel);
     if (!bytes) return bytes.error();
     if (ends_with(rel, ".fr") || ends_with(rel, ".fr.b64")) {
@@ -138,7 +138,7 @@ Status ingest_nccl_raw(const Bundle& b, EvidenceSet& set) {
         set.unchecked.push_back(Unchecked{"NCCL flight recorder " + shown, UncheckedState::error, snap.error().message});
         continue;
       }
-      set.evidence.push_back(fr_evidence(*snap, shown, b.manifest.host));
+      set.evidence.push_back(fr_evidence(*snap, shown, b.host));
       snaps.push_back(std::move(*snap));
       continue;
     }
@@ -147,12 +147,12 @@ Status ingest_nccl_raw(const Bundle& b, EvidenceSet& set) {
       set.unchecked.push_back(Unchecked{"NCCL RAS reply " + shown, UncheckedState::error, "not a RAS STATUS report"});
       continue;
     }
-    auto derived = ras_to_evidence(status, shown, b.manifest.host);
+    auto derived = ras_to_evidence(status, shown, b.host);
     set.evidence.push_back(std::move(derived.evidence));
     for (auto& f : derived.findings) set.findings.push_back(std::move(f));
   }
   if (!snaps.empty()) {
-    uint64_t now = iso_utc_to_ns(b.manifest.time);
+    uint64_t now = iso_utc_to_ns(b.time);
     if (now == 0)
       for (const auto& s : snaps) now = std::max(now, s.heartbeat_ns);
     auto analyses = analyze_flight(snaps, now, kPostMortemStuckAfterS);

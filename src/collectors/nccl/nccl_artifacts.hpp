@@ -14,17 +14,27 @@
 #include <vector>
 
 #include "ccdiag/evidence_set.hpp"
-#include "bundle/bundle.hpp"
 #include "ccdiag/result.hpp"
 #include "collectors/collector.hpp"
 
 namespace ccdiag::nccl {
 
+// The part of one bundle that ingest_nccl_raw reads. Collectors do not
+// include bundle/ (docs/architecture.md, "Layer edges"): the pipeline fills
+// this from the Bundle it read.
+struct NcclRawFiles {
+  std::string dir;                     // directory the paths are relative to
+  std::string input;                   // the bundle as the user named it (errors, finding sources)
+  std::string host;                    // manifest host
+  std::string time;                    // manifest time, "YYYY-MM-DDTHH:MM:SSZ"; "" when unknown
+  std::vector<std::string> raw_files;  // relative to dir; those under raw/nccl/ are read
+};
+
 // Reads every raw/nccl/** file of the bundle into `set`: RAS evidence and
 // findings, flight-recorder evidence (kind "nccl.fr") and the cross-rank
 // findings of the bundle's flight-recorder files (analysed as of the bundle's
 // manifest time). A file that cannot be read is an input error.
-Status ingest_nccl_raw(const Bundle& bundle, EvidenceSet& set);
+Status ingest_nccl_raw(const NcclRawFiles& files, EvidenceSet& set);
 
 // Live: queries RAS ($NCCL_RAS_ADDR or localhost:28028, both 127.0.0.1 and
 // ::1) within its budget and copies the flight-recorder files of this host

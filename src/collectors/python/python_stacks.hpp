@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "ccdiag/result.hpp"
+#include "ccdiag/stack_model.hpp"
 #include "ccdiag/sysroot.hpp"
 #include "collectors/python/walker.hpp"
-#include "collectors/stacks/stack_model.hpp"
 
 namespace ccdiag::python {
 

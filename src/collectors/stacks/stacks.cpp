@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/census/roles.hpp"
+#include "ccdiag/thread_roles.hpp"
 #include "collectors/proc/proc_parse.hpp"
 #include "collectors/python/python_stacks.hpp"
 #include "collectors/stacks/unwind.hpp"

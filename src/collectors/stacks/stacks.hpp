@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "ccdiag/result.hpp"
+#include "ccdiag/stack_model.hpp"
 #include "ccdiag/sysroot.hpp"
-#include "collectors/stacks/stack_model.hpp"
 #include "sys/tracee.hpp"
 
 namespace ccdiag {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/stacks/stack_model.hpp"
+#include "ccdiag/stack_model.hpp"
 #include "sys/memory_reader.hpp"
 #include "sys/tracee.hpp"
 

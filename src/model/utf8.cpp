@@ -1,4 +1,4 @@
-#include "report/utf8.hpp"
+#include "ccdiag/utf8.hpp"
 
 namespace ccdiag {
 

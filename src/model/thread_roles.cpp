@@ -1,4 +1,4 @@
-#include "analysis/census/roles.hpp"
+#include "ccdiag/thread_roles.hpp"
 
 #include <algorithm>
 #include <array>

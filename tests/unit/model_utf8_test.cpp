@@ -1,7 +1,7 @@
 // UTF-8 repair before JSON: cut code points, stray bytes, overlong forms.
 #include <catch2/catch.hpp>
 
-#include "report/utf8.hpp"
+#include "ccdiag/utf8.hpp"
 
 using namespace ccdiag;
 

@@ -3,9 +3,11 @@
 // the stack census and the per-host hardware table. Absent data prints "—".
 #pragma once
 
+#include <optional>
 #include <ostream>
+#include <string>
 
-#include "analysis/fleet/fleet_summary.hpp"
+#include "ccdiag/fleet_summary.hpp"
 
 namespace ccdiag {
 

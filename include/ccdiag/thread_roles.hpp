@@ -1,5 +1,7 @@
 // Thread roles and the one-line "what this rank is doing" (docs/stacks.md).
-// Pure: reads thread names and symbolised frames only.
+// Pure: reads thread names and symbolised frames only. In the model layer
+// because both sides use it: the stacks collector names each thread's role
+// while it unwinds, and the census groups ranks by their activity.
 //
 // Roles: main, nccl_proxy_progress, nccl_proxy_service, nccl_ras,
 // nccl_bootstrap, pytorch_watchdog, pytorch_heartbeat, dataloader_worker,
@@ -11,7 +13,7 @@
 
 #include <string>
 
-#include "collectors/stacks/stack_model.hpp"
+#include "ccdiag/stack_model.hpp"
 
 namespace ccdiag {
 

@@ -1,4 +1,4 @@
-#include "fleet/render_fleet.hpp"
+#include "report/render_fleet.hpp"
 
 #include <fmt/format.h>
 

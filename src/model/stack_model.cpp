@@ -1,4 +1,4 @@
-#include "collectors/stacks/stack_model.hpp"
+#include "ccdiag/stack_model.hpp"
 
 #include <fmt/format.h>
 

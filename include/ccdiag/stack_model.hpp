@@ -1,6 +1,9 @@
 // Plain data for native (and later Python) stacks of a process: what `ccdiag
 // stacks --json` prints under processes[] (docs/schema/stacks.schema.json), what
 // the `stacks.process` evidence carries in bundles, and what the census reads.
+// The data model only, so the unwinder (collectors/stacks/) that fills it and
+// the census (analysis/census/) that reads it meet in the model layer; its JSON
+// is in src/model/stack_model.cpp.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +43,7 @@ struct ThreadStack {
   std::string syscall;                 // its name ("futex"), "" when running/unknown
   std::string blocked_in;              // "futex wait", "recvfrom fd 5 -> socket:[123]", "running"
   std::string capture;                 // stopped | not_stopped | exited | seize_failed
-  std::string role;                    // census/roles.hpp: main, nccl_proxy_progress, ...
+  std::string role;                    // ccdiag/thread_roles.hpp: main, nccl_proxy_progress, ...
   std::vector<StackFrame> frames;      // innermost first
   std::string unwind_error;            // why the stack ended early, "" when it ended at a root
   std::vector<std::string> kernel_stack;  // D-state threads only, /proc/.../stack (root only), innermost first

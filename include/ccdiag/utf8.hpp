@@ -5,7 +5,9 @@
 // UTF-8 when dumping, which used to turn a log line with a stray byte (or one
 // that ccdiag itself cut inside an emoji) into exit 4. Everything that prints
 // JSON goes through json_text(); everything that shortens text for display
-// uses utf8_prefix() so a cut never splits a code point.
+// uses utf8_prefix() so a cut never splits a code point. In the model layer
+// because both ends use it: the log reader cuts excerpts with utf8_prefix()
+// and the renderers repair what they print.
 #pragma once
 
 #include <cstddef>
