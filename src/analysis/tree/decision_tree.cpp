@@ -247,8 +247,14 @@ std::optional<Layer> pointed_layer(const std::vector<Finding>& findings, const s
   std::map<Layer, double> votes;
   double total = 0;
   for (const auto& s : scores) {
-    votes[find_cause(s.cause)->layer] += s.odds;
-    total += s.odds;
+    // Only evidence for a cause points: odds at least twice the prior's (a
+    // lead of x1.2, RemoveIPC=yes on a host, points nowhere), voting with
+    // what the evidence added above the prior.
+    const CauseInfo* info = find_cause(s.cause);
+    const double prior_odds = info->prior / (1.0 - info->prior);
+    if (s.odds < 2 * prior_odds) continue;
+    votes[info->layer] += s.odds - prior_odds;
+    total += s.odds - prior_odds;
   }
   std::map<std::string, std::pair<Layer, double>> by_id;
   for (const auto& f : findings) {
