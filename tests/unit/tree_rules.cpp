@@ -167,30 +167,6 @@ TEST_CASE("host rules: memlock, peermem, fabric manager, logind, firewall, resol
   CHECK(memlock == 1);
 }
 
-TEST_CASE("census: the odd rank out and what it does names the framework cause", "[tree][rules]") {
-  auto census = [](nlohmann::json odd) {
-    EvidenceSet set;
-    for (int r = 0; r < 4; ++r) {
-      nlohmann::json d = {{"rank", r}, {"location", "collective"}, {"process_group", "0"}, {"seq", 10}, {"op", "allreduce"}};
-      if (r == 2) d = odd;
-      set.evidence.push_back(ev("stacks.process", "n1", d));
-    }
-    return run_rule(rules::rank_census, set);
-  };
-  auto hs = census({{"rank", 2}, {"location", "dataloader"}});
-  REQUIRE(for_cause(hs, "rank_stuck_in_host_code"));
-  CHECK(for_cause(hs, "rank_stuck_in_host_code")->culprit.rank == 2);
-  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "5"}, {"seq", 3}, {"op", "allgather"}});
-  CHECK(for_cause(hs, "wrong_process_group"));
-  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "0"}, {"seq", 10}, {"op", "broadcast"}});
-  CHECK(for_cause(hs, "mismatched_collectives"));
-  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "0"}, {"seq", 11}, {"op", "allreduce"}});
-  CHECK(for_cause(hs, "rank_skips_collective"));
-  hs = census({{"rank", 2}, {"location", "collective"}, {"process_group", "0"}, {"seq", 10}, {"op", "allreduce"}});
-  REQUIRE(for_cause(hs, "rank_skips_collective"));
-  CHECK(for_cause(hs, "rank_skips_collective")->weight < 1);  // all in the same collective: framework agrees
-}
-
 TEST_CASE("watchdog rule: silent when an error elsewhere explains the timeout", "[tree][rules]") {
   EvidenceSet set;
   auto wd = finding("log.watchdog_timeout", Layer::framework, FindingRole::symptom, {});

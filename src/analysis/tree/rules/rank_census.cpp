@@ -1,11 +1,7 @@
-// Rank-level rules: process state (ranks.process), the stack census
-// (stacks.process: where each rank's main thread is) and flight-recorder
-// findings (fr.*). The symptom "who is stuck where" comes from here: the
-// majority of ranks wait in one collective, the odd rank out is the culprit,
-// and what it is doing says which framework cause it is.
-#include <map>
-#include <tuple>
-
+// Rank-level rules: process state (ranks.process: a dead rank, one in
+// uninterruptible sleep) and flight-recorder findings without supports
+// (fr.*). Who is stuck where in the stacks is the census's (analysis/census:
+// the odd rank out and what it does); its findings carry their own votes.
 #include "analysis/tree/rules/rules.hpp"
 
 namespace ccdiag::rules {
@@ -50,78 +46,9 @@ void rank_census(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     }
   }
 
-  // stacks.process {rank, location, process_group, seq, op, top}
-  struct Where {
-    const Evidence* e;
-    Subject s;
-    std::string location, pg, op;
-    int64_t seq;
-  };
-  std::vector<Where> ws;
-  for (const auto* e : set.of_kind("stacks.process")) {
-    if (!e->availability.is_ok()) continue;
-    Where w{e, e->subject, str_field(e->data, "location").value_or(""), str_field(e->data, "process_group").value_or(""),
-            str_field(e->data, "op").value_or(""), int_field(e->data, "seq").value_or(-1)};
-    if (auto r = int_field(e->data, "rank")) w.s.rank = static_cast<int>(*r);
-    if (w.location.empty()) continue;
-    ws.push_back(std::move(w));
-  }
-  if (ws.size() < 2) return;
-  std::map<std::tuple<std::string, int64_t, std::string>, size_t> groups;
-  for (const auto& w : ws)
-    if (w.location == "collective") ++groups[{w.pg, w.seq, w.op}];
-  if (groups.empty()) return;
-  auto major = groups.begin();
-  for (auto it = groups.begin(); it != groups.end(); ++it)
-    if (it->second > major->second) major = it;
-  const auto& [mpg, mseq, mop] = major->first;
-  const std::string majority = std::to_string(major->second) + " rank(s) wait in " + (mop.empty() ? "a collective" : mop) +
-                               (mseq >= 0 ? " seq " + std::to_string(mseq) : "") +
-                               (mpg.empty() ? "" : " of process group " + mpg);
-  size_t odd = 0;
-  for (const auto& w : ws) {
-    Subject s = w.s;
-    s.process_group = mpg.empty() ? std::nullopt : std::optional<std::string>(mpg);
-    if (mseq >= 0) s.seq = mseq;
-    const std::string top = str_field(w.e->data, "top").value_or("");
-    const std::string at = top.empty() ? w.location : w.location + " (" + top + ")";
-    std::optional<Hypothesis> h;
-    if (w.location != "collective") {
-      if (w.location == "exited") continue;  // ranks.process speaks for dead ranks
-      h = hyp("rank_stuck_in_host_code", s, 40, "census:" + rank_name(s),
-              majority + "; " + rank_name(s) + " on " + host_name(s) + " is in its own code: " + at);
-      if (w.location == "idle" || w.location == "training_loop" || w.location == "past_collective")
-        h = hyp("rank_skips_collective", s, 25, "census:" + rank_name(s),
-                majority + "; " + rank_name(s) + " on " + host_name(s) + " never entered it and runs on: " + at);
-    } else if (w.pg != mpg) {
-      h = hyp("wrong_process_group", s, 60, "census:" + rank_name(s),
-              majority + "; " + rank_name(s) + " waits in a collective of process group " + w.pg);
-    } else if (w.seq == mseq && w.op != mop) {
-      h = hyp("mismatched_collectives", s, 30, "census:" + rank_name(s),
-              majority + "; " + rank_name(s) + " runs " + w.op + " at the same sequence number");
-    } else if (w.seq > mseq && mseq >= 0) {
-      h = hyp("rank_skips_collective", s, 25, "census:" + rank_name(s),
-              majority + "; " + rank_name(s) + " is already at seq " + std::to_string(w.seq) + ": it skipped one");
-    } else if (w.seq < mseq) {
-      h = hyp("straggler_or_timeout_too_short", s, 10, "census:" + rank_name(s),
-              majority + "; " + rank_name(s) + " is behind at seq " + std::to_string(w.seq));
-    }
-    if (!h) continue;
-    ++odd;
-    h->derived = derived_finding("tree.rank_census", Layer::framework, Severity::error, h->why, s, {w.e});
-    out.push_back(std::move(*h));
-  }
-  if (odd == 0) {
-    // Every rank is inside the same collective: the framework agrees, the
-    // data path does not move. That argues against the framework causes.
-    Subject s;
-    if (!mpg.empty()) s.process_group = mpg;
-    if (mseq >= 0) s.seq = mseq;
-    const std::string why = "every rank (" + majority + ") is inside the same collective: the framework agrees";
-    for (const char* c : {"rank_skips_collective", "mismatched_collectives", "rank_stuck_in_host_code",
-                          "wrong_process_group"})
-      out.push_back(hyp(c, s, 0.15, "census_all_in_collective", why));
-  }
+  // Where each rank's threads are (stacks.process) is judged by the stack
+  // census (analysis/census), from the frames the stacks collector writes;
+  // its findings vote through finding_support.
 }
 
 // Flight-recorder findings (fr.*) vote through finding_support when they
