@@ -98,6 +98,30 @@ def tracer_pids(pid):
     return out
 
 
+def wait_group_exited(pgid, timeout=10):
+    """Waits until no process of process group `pgid` is still running (zombies
+    have exited: their tracees are already detached)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    s = f.read()
+            except OSError:
+                continue
+            fields = s[s.rindex(")") + 2:].split()
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                alive = True
+                break
+        if not alive:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process group {pgid} still running after {timeout} s")
+
+
 def assert_running_untraced(tc, pid, settle=0.1):
     """The target is alive, no thread is stopped (T/t) and none is traced."""
     time.sleep(settle)
