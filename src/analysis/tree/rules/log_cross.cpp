@@ -211,7 +211,10 @@ void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     if (!first.count(awaited)) first[awaited] = f;
   }
   if (waiters.size() != 1) return;  // several absent ranks: a node that never started, not one rank
-  const auto& [rank, who] = *waiters.begin();
+  // Plain copies, not a structured binding: clang 14 (the fuzz build) rejects
+  // lambdas that capture one.
+  const int rank = waiters.begin()->first;
+  const std::set<int> who = waiters.begin()->second;
   Subject culprit;
   culprit.rank = rank;
   culprit.host = first[rank]->subject.host;
