@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: a normal build with every test (unit, CLI,
 # live, examples), then the unit tests again under ASan + UBSan.
-# Usage: scripts/test.sh [--quick]   (--quick: skip the sanitizer build)
+# Usage: scripts/test.sh [--quick]   (--quick: skip the sanitizer and fuzz builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --no-build --test-deps
@@ -23,4 +23,11 @@ if [ "${1:-}" != "--quick" ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCCDIAG_SANITIZE=ON -DCCDIAG_BUILD_TESTS=ON >/dev/null
   cmake --build build-asan -j "$jobs" --target ccdiag_unit_tests
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -L unit
+  # The fuzz targets from the documented configure (clang, ASan + UBSan +
+  # libFuzzer), each run a few seconds on its seed corpus: the build cannot
+  # rot unseen (clang 14 rejects code g++ accepts), and every fixed finding's
+  # input in fuzz/corpus/ is replayed. The long campaigns are scripts/fuzz.sh's.
+  if command -v clang++ >/dev/null; then
+    FUZZ_BUILD=build-fuzz FUZZ_JOBS="$jobs" scripts/fuzz.sh -t 3
+  fi
 fi
