@@ -287,6 +287,11 @@ struct Extractor {
   static std::string proc_key(const LineWho& w) { return w.host + ":" + (w.pid ? std::to_string(*w.pid) : ""); }
   static constexpr size_t kMaxMarkers = 8;
   size_t markers = 0;
+  // A collective failed under some rank (a watchdog or gloo timeout, a peer
+  // that closed its connection): after that every rank exits with code 1, so
+  // exit codes stop saying anything about a bug in the script.
+  bool collective_failed = false;
+  std::vector<size_t> rank_exits;  // indices of log.rank_exited in set.findings
   nlohmann::json marker_lines = nlohmann::json::array();
 
   Subject subject_of(const LineWho& w) {
@@ -439,8 +444,10 @@ struct Extractor {
         f.fields = {{"exitcode", code}};
         f.supports.push_back({"rank_process_died", 30});
       } else if (code > 0) {
+        const size_t before = set.findings.size();
         auto& f = finding("log.rank_exited", Layer::framework, Severity::error, FindingRole::primary,
                           "rank process exited with code " + std::to_string(code), ww, lineno, text);
+        if (set.findings.size() > before) rank_exits.push_back(before);
         f.fields = {{"exitcode", code}};
         // exit 1 is what an uncaught Python exception gives: a weak vote for a
         // bug in the script; the traceback decides.
@@ -516,6 +523,9 @@ struct Extractor {
     if (!qp_unreached && (lt.has("IBV_WC_RETRY_EXC_ERR") || lt.has("with status=12") ||
                           lt.has("with error 12") || (lt.has("ibv_modify_qp") && lt.has("timed out"))))
       qp_unreached = std::make_pair(lineno, text.substr(0, 300));
+    if (lt.has("Watchdog caught collective operation timeout") || lt.has("Connection closed by peer") ||
+        (lt.has("gloo") && (lt.has("Timed out waiting") || lt.has("timed out") || lt.has("Timeout waiting"))))
+      collective_failed = true;
     for (auto& c : line_cues(lt)) {
       auto& f = finding("log.cue." + c.id, c.layer, c.severity, c.role, c.summary, w, lineno, text);
       f.supports = std::move(c.supports);
@@ -574,6 +584,13 @@ void LogFactExtractor::finish() {
   e.data = {{"lines", impl_->lineno}, {"nccl_lines", impl_->nccl_lines}, {"warn_lines", impl_->warn_lines}};
   impl_->ex.set.evidence.push_back(std::move(e));
   impl_->blocks.finish(impl_->source, impl_->host, impl_->ex.set);
+  if (impl_->ex.collective_failed)
+    for (size_t i : impl_->ex.rank_exits) {
+      Finding& f = impl_->ex.set.findings[i];
+      f.supports.clear();
+      f.role = FindingRole::cascade;
+      f.caused_by = "the collective failure these logs show (every rank raises after it)";
+    }
   if (impl_->ex.roce && impl_->ex.qp_unreached) {
     Finding f;
     f.id = "log.roce_qp_unreached";

@@ -500,9 +500,15 @@ LogAnalysis LogAnalyzer::Impl::finish() {
     for (const auto& g : groups) {
       if (!g.f.subject.rank) continue;
       tc.known_ranks.insert(*g.f.subject.rank);
-      if (g.f.id == "gloo.peer_closed" || g.f.id.find("remote_error") != std::string::npos ||
-          g.f.id == "pytorch.store.peer_closed")
-        tc.collective_failed.insert(*g.f.subject.rank);
+      const bool collective = g.f.id == "gloo.peer_closed" || g.f.id.find("remote_error") != std::string::npos ||
+                              g.f.id == "pytorch.store.peer_closed" || g.f.id.rfind("gloo.", 0) == 0 ||
+                              g.f.id.rfind("pytorch.watchdog", 0) == 0 || g.f.id.rfind("pytorch.store", 0) == 0;
+      if (collective) tc.collective_failed.insert(*g.f.subject.rank);
+      else if (g.f.id.rfind("torchelastic.", 0) != 0 && g.f.id.rfind("torchrun.", 0) != 0 &&
+               g.f.id.rfind("logs.", 0) != 0 && g.f.role != FindingRole::context &&
+               g.f.role != FindingRole::cascade &&
+               (g.f.severity == Severity::error || g.f.severity == Severity::critical))
+        tc.own_error.insert(*g.f.subject.rank);
     }
     for (auto& g : groups) adjust_torchrun_finding(tc, g.f);
     for (auto& f : torchrun_findings(tc)) {

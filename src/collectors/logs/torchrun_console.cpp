@@ -332,8 +332,11 @@ std::vector<Finding> torchrun_findings(const TorchrunConsole& c) {
       // take the first-failure slot (decisive()).
       x.supports = {{"rank_process_died", decisive_signal(rc->signal) ? 20.0 : 2.0}};
       x.fields["decisive"] = decisive_signal(rc->signal);
-    } else if (rc->rank && ((!c.timed_out.empty() && !c.timed_out.count(*rc->rank)) ||
-                            (c.timed_out.empty() && stopped > 0 && stopped + 1 == c.failures.size()))) {
+    } else if (rc->rank && c.own_error.count(*rc->rank) &&
+               ((!c.timed_out.empty() && !c.timed_out.count(*rc->rank)) ||
+                (c.timed_out.empty() && stopped > 0 && stopped + 1 == c.failures.size()))) {
+      // (Only with an error of its own in the logs: a rank whose timeout line
+      // the agent's SIGTERM cut off also logged no timeout.)
       // (Or nobody timed out: it raised and the agent stopped every other
       // worker, which were still waiting for it.)
       // The first rank to raise, and not with a collective timeout while the

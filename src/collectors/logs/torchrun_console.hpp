@@ -50,6 +50,9 @@ struct TorchrunConsole {
   // both filled by the analyser, like timed_out.
   std::set<int> collective_failed;
   std::set<int> known_ranks;
+  // Ranks with an error of their own in the logs (an exception, a CUDA or
+  // NCCL error), not a collective failing under them: filled by the analyser.
+  std::set<int> own_error;
   bool empty() const { return failures.empty() && agent_terminated.empty(); }
   // Rank of a worker pid, from the failure tables.
   std::optional<int> rank_of_pid(int64_t pid) const;
