@@ -222,3 +222,23 @@ TEST_CASE("perf: parsers survive mutated inputs (deterministic byte flips, trunc
   }
   CHECK(ok > 100);  // most mutations keep a parsable table
 }
+
+TEST_CASE("perf: perftest counts out of range are dropped, not cast or thrown (perf_results_fuzz)", "[perf]") {
+  // Found by perf_results_fuzz: a QP count past int made std::stoi throw out
+  // of the parser (std::terminate), and a #bytes of 6.55e38 was cast to
+  // int64 (undefined behaviour). Both come from a real header, corrupted.
+  std::string text = slurp("real/perftest-ib_write_bw-postlist-gbits.txt");
+  const std::string qps = "Number of qps   : 1";
+  text.replace(text.find(qps), qps.size(), "Number of qps   : 99999999999999999999");
+  const std::string row = " 8          224958464";
+  text.replace(text.find(row), row.size(), " 6.55e+38   1e300");
+  Result<PerfRun> res = make_error("not parsed", "corrupt.txt");
+  REQUIRE_NOTHROW(res = parse_results(text, "corrupt.txt"));
+  REQUIRE(res.ok());
+  const PerfRun& r = *res;
+  CHECK(r.tool == Tool::perftest);
+  CHECK(r.qps == 0);
+  REQUIRE(r.pt_rows.size() == 1);
+  CHECK(r.pt_rows[0].size_bytes == 0);
+  CHECK(r.pt_rows[0].iterations == 0);
+}

@@ -45,6 +45,13 @@ std::optional<double> to_double(const std::string& s) {
   }
 }
 
+// A count read as a double, as an int64 only when it fits (a hostile or
+// corrupted table may hold 1e300: casting that is undefined behaviour).
+std::optional<int64_t> to_count(double v) {
+  if (!(v >= 0) || v > 9.0e18) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
 // Header tokens -> column names: "BW" "peak[Gb/sec]" is one column, so is "99%" "percentile[usec]".
 std::vector<std::string> header_names(const std::vector<std::string>& tok) {
   std::vector<std::string> out;
@@ -104,7 +111,10 @@ Result<PerfRun> parse_perftest_text(std::string_view text, const std::string& fi
       continue;
     }
     if (std::regex_search(line, m, kDevice) && run.nic.empty()) run.nic = m[1].str();
-    if (std::regex_search(line, m, kQps)) run.qps = std::stoi(m[1].str());
+    if (std::regex_search(line, m, kQps)) {
+      // std::stoi throws on a number past int: at most 6 digits are a QP count.
+      if (const std::string q = m[1].str(); q.size() <= 6) run.qps = std::stoi(q);
+    }
     if (std::regex_search(line, m, kLink)) run.link_type = m[1].str();
     if (line.find("BW peak won't be measured") != std::string::npos)
       run.notes.push_back("duration mode (-D): BW peak not measured, judged on BW average");
@@ -132,8 +142,11 @@ Result<PerfRun> parse_perftest_text(std::string_view text, const std::string& fi
       if (!v) continue;
       const std::string& n = names[i];
       const double bw = gbits ? *v : *v * kMiBpsToGbps;
-      if (n == "#bytes") row.size_bytes = static_cast<int64_t>(*v);
-      else if (n == "#iterations") row.iterations = static_cast<int64_t>(*v);
+      if (n == "#bytes") {
+        if (auto c = to_count(*v)) row.size_bytes = *c;
+      } else if (n == "#iterations") {
+        if (auto c = to_count(*v)) row.iterations = *c;
+      }
       else if (n.rfind("BW peak", 0) == 0) row.bw_peak_gbps = bw;
       else if (n.rfind("BW average", 0) == 0) row.bw_avg_gbps = bw;
       else if (n.rfind("MsgRate", 0) == 0) row.msg_rate_mpps = *v;
