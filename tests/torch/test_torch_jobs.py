@@ -241,6 +241,9 @@ class EarlyExit(ScenarioTest):
     root cause. The rank absent from the table is the culprit."""
     scenario = "early_exit"
     causes = ("rank_skips_collective",)
+    # Whether rank 2's last all_reduce reads as completed in its dump is a race
+    # in gloo's completion status (as in RankRaises): then it reads as late.
+    fr_causes = ("rank_skips_collective", "straggler_or_timeout_too_short")
     live = False
 
 
