@@ -336,6 +336,31 @@ class RealGlooDumps(unittest.TestCase):
         self.assertNotIn("mesh_dp", doc["verdict"]["summary"])
         self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
 
+    def test_mesh_cascade_after_gloo_marked_the_timeout_completed(self):
+        # The same mesh job when rank 3 dumped after its tp all_reduce timed
+        # out: gloo counts it completed, so rank 3 reads as "never called" dp
+        # seq 3, and it entered tp seq 3 a moment after rank 1 entered dp seq
+        # 3. Its last entry is the hung tp call, so the dp fault is still a
+        # consequence and the root stays rank 2 in tp (seen in CI).
+        import pickle, shutil, tempfile
+        tmp = tempfile.mkdtemp()
+        try:
+            for r in range(4):
+                with open(os.path.join(TORCH, "mesh_tp", "fr", f"rank{r}"), "rb") as f:
+                    d = pickle.load(f)
+                if r == 3:
+                    d["pg_status"]["2"]["last_completed_collective"] = 3  # tp (pg 4)
+                with open(os.path.join(tmp, f"rank{r}"), "wb") as f:
+                    pickle.dump(d, f, protocol=2)
+            doc, _ = run_json(["fr", tmp], expect_rc=1, schema="fr.schema.json")
+        finally:
+            shutil.rmtree(tmp)
+        r = roots(doc)
+        self.assertEqual([(f["kind"], f["process_group"], f["ranks"]) for f in r], [("missing_ranks", "4", [2])],
+                         json.dumps(doc["findings"], indent=1)[:3000])
+        self.assertEqual(doc["verdict"]["culprit"]["rank"], 2)
+        self.assertIn("tp dimension, DeviceMesh mesh_tp", doc["verdict"]["summary"])
+
     def test_straggler_seen_arriving_late(self):
         # Rank 2 entered seq 4 about 15 s after the others (12 s timeout):
         # all four are in it, so nobody is missing; it came late.

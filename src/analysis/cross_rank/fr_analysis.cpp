@@ -714,6 +714,17 @@ class Analyzer {
           // Went on with other work after the others entered, or stopped issuing?
           const int64_t latest = info_[static_cast<size_t>(d)].latest_ns;
           x["kept_issuing_collectives"] = t_s != kNoTime && latest != kNoTime && latest >= t_s;
+          // Its last entry: when that is a collective its peers never joined,
+          // it waits there, however late it got there on the peers' clocks.
+          const auto& es = dumps_[static_cast<size_t>(d)].entries;
+          if (!es.empty()) {
+            const FrEntry& le = es.back();
+            const auto& gop = info_[static_cast<size_t>(d)].group_of_pg;
+            if (le.pg < gop.size() && gop[le.pg] >= 0)
+              x["last_entry"] = {{"process_group", groups_[static_cast<size_t>(gop[le.pg])].name},
+                                 {"seq", le.is_p2p ? le.p2p_seq : le.collective_seq},
+                                 {"seq_kind", le.is_p2p ? "p2p" : "collective"}};
+          }
           if (auto pd = program_distance(g, gi, m, present)) x["program_distance"] = *pd;
         }
         list.push_back(std::move(x));
@@ -1350,10 +1361,20 @@ class Analyzer {
         // Or waiting in another group's hung collective: it entered that one
         // (its peers never came), so it never reached this call. A CPU
         // backend marks the timed-out wait completed, so no blocked_in says so.
-        if (by < 0 && x.value("reason", "") == "never_called" && !x.value("kept_issuing_collectives", false))
+        // "Kept issuing" is read on the peers' clocks: a rank that reached
+        // its last, hung collective a moment after a peer entered this one
+        // still never issued anything after it, so its last entry decides.
+        if (by < 0 && x.value("reason", "") == "never_called")
           for (size_t fj = 0; fj < F.size(); ++fj) {
             if (fj == fi || group_of[fj] < 0 || group_of[fj] == group_of[fi] || F[fj].kind != "missing_ranks") continue;
             if (!F[fj].details.contains("present")) continue;
+            if (x.value("kept_issuing_collectives", false)) {
+              const Group& h = groups_[static_cast<size_t>(group_of[fj])];
+              const auto le = x.find("last_entry");
+              if (le == x.end() || !F[fj].seq || (*le)["process_group"].get<std::string>() != h.name ||
+                  (*le)["seq"].get<int64_t>() != *F[fj].seq || (*le)["seq_kind"].get<std::string>() != F[fj].seq_kind)
+                continue;
+            }
             const auto& in = F[fj].details["present"];
             if (std::find(in.begin(), in.end(), r) == in.end()) continue;
             if (std::find(F[fj].ranks.begin(), F[fj].ranks.end(), r) != F[fj].ranks.end()) continue;
