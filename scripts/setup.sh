@@ -23,6 +23,9 @@ PACKAGES=(
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libdw-dev libelf-dev libarchive-dev zlib1g-dev libre2-dev libhyperscan-dev
   libibverbs-dev
+  # The static archives that libarchive's and libdw's static links pull in
+  # (one copyable binary: cmake -DCCDIAG_STATIC=ON).
+  libxml2-dev libicu-dev nettle-dev libbz2-dev liblzma-dev
 )
 # What the test suite and benches need on top (debuggers and launchers the
 # tests compare against, the fuzzing compiler, a browser for the HTML report).

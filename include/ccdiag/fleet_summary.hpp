@@ -67,7 +67,11 @@ struct HostDifference {
   std::vector<Other> others;            // each minority value with its hosts
 };
 
-enum class RankState { front, behind, missing };
+// missing: no host reported this rank (its bundle is absent or unreadable, or
+// it carried no progress record): nothing is known. never_joined: no record
+// of its own, and a finding of its peers says it never arrived (a flight
+// recorder's "never called", a desync report, a store key never set).
+enum class RankState { front, behind, missing, never_joined };
 std::string_view to_string(RankState s);
 
 struct RankRow {
@@ -77,13 +81,14 @@ struct RankRow {
   int64_t behind_by = 0;                // front - this rank's position (0 at the front)
   RankState state = RankState::front;
   std::string op, fr_state;
+  std::string absence;                  // never_joined: the finding that says so
 };
 
 struct SequencePicture {
   std::string process_group;            // "" = default group
   int group_size = 0;                   // ranks expected (max reported size, or highest rank + 1)
   int64_t front = 0;                    // highest sequence number any rank reached
-  size_t at_front = 0, behind = 0, missing = 0;
+  size_t at_front = 0, behind = 0, missing = 0, never_joined = 0;  // missing: no data
   std::vector<RankRow> rows;            // every rank 0..group_size-1, by rank
 };
 

@@ -24,6 +24,7 @@
 
 #include "sys/untrusted_file.hpp"
 #include "analysis/fleet/fleet_summary.hpp"
+#include "analysis/fleet/never_joined.hpp"
 #include "analysis/tree/decision_tree.hpp"
 #include "bundle/bundle.hpp"
 #include "cli/common.hpp"
@@ -187,6 +188,7 @@ int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
 
   // 3. One verdict for the fleet, from the same decision tree as diagnose.
   Report report = decide(fleet_set);
+  mark_never_joined(summary, report.findings);  // before the findings are cut to --max-findings
   report.hosts.clear();
   for (const auto& h : fleet.hosts)
     if (h.status == HostStatus::ok) report.hosts.push_back(h.host);

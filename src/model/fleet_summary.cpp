@@ -15,7 +15,8 @@ std::string_view to_string(RankState s) {
   switch (s) {
     case RankState::front: return "front";
     case RankState::behind: return "behind";
-    case RankState::missing: return "missing";
+    case RankState::missing: return "no_data";
+    case RankState::never_joined: return "never_joined";
   }
   return "front";
 }
@@ -84,7 +85,8 @@ nlohmann::json fleet_to_json(const FleetSummary& s) {
                       {"last_completed", r.last_completed ? nlohmann::json(*r.last_completed) : nlohmann::json()},
                       {"behind_by", r.behind_by},
                       {"op", r.op},
-                      {"fr_state", r.fr_state}});
+                      {"fr_state", r.fr_state},
+                      {"absence", r.absence.empty() ? nlohmann::json() : nlohmann::json(r.absence)}});
     }
     j["sequences"].push_back({{"process_group", sp.process_group},
                               {"group_size", sp.group_size},
@@ -92,6 +94,7 @@ nlohmann::json fleet_to_json(const FleetSummary& s) {
                               {"at_front", sp.at_front},
                               {"behind", sp.behind},
                               {"missing", sp.missing},
+                              {"never_joined", sp.never_joined},
                               {"ranks_not_at_front", rows}});
   }
   j["census"] = nlohmann::json::array();

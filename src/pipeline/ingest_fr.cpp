@@ -8,6 +8,7 @@
 #include "analysis/cross_rank/fr_analysis.hpp"
 #include "analysis/cross_rank/fr_findings.hpp"
 #include "collectors/fr/loader.hpp"
+#include "collectors/fr/progress.hpp"
 
 namespace fs = std::filesystem;
 
@@ -36,6 +37,8 @@ Status ingest_fr_dumps(std::vector<fr::RankDump> dumps, EvidenceSet& set) {
       return make_error(fmt::format("two dumps for rank {} (also {})", dumps[i].rank, dumps[i - 1].file), dumps[i].file,
                         "dumps from two jobs or two dump rounds are mixed");
   if (auto e = fr::check_same_job(dumps)) return *e;
+  for (const auto& d : dumps)
+    for (auto& ev : fr::rank_progress(d)) set.evidence.push_back(std::move(ev));
   const auto analysis = fr::analyze_fr(dumps);
   for (auto& f : fr::to_findings(analysis, dumps)) set.findings.push_back(std::move(f));
   add_fr_check(analysis, dumps.size(), dumps.front().file, set);

@@ -112,12 +112,14 @@ void sequence_section(const FleetSummary& s, std::ostream& out) {
   if (s.sequences.empty()) return;
   out << "<h2 id=\"sequence\">Rank × collective sequence</h2>\n";
   out << "<p class=\"legend\"><span>■ green: at the front</span><span>▲ orange bar: behind (taller = further)</span>"
-         "<span>✕ red: missing (no host reported it)</span></p>\n";
+         "<span>✕ red: never joined (its peers' evidence says it never arrived)</span>"
+         "<span>▒ grey hatched: no data (no host reported this rank; nothing is known)</span></p>\n";
   constexpr int kBins = 512, kWidth = 1024, kHeight = 60;
   for (const auto& sp : s.sequences) {
     const std::string pg = sp.process_group.empty() ? "default" : sp.process_group;
-    out << fmt::format("<h3>Process group {} — {} ranks, front at seq {}: {} at the front, {} behind, {} missing</h3>\n",
-                       esc(pg), sp.group_size, sp.front, sp.at_front, sp.behind, sp.missing);
+    out << fmt::format("<h3>Process group {} — {} ranks, front at seq {}: {} at the front, {} behind, {} never joined, "
+                       "{} with no data</h3>\n",
+                       esc(pg), sp.group_size, sp.front, sp.at_front, sp.behind, sp.never_joined, sp.missing);
     const int n = static_cast<int>(sp.rows.size());
     if (n == 0) continue;
     const int bins = std::min(n, kBins);
@@ -129,21 +131,37 @@ void sequence_section(const FleetSummary& s, std::ostream& out) {
     for (int b = 0; b < bins; ++b) {
       const int lo = static_cast<int>(static_cast<int64_t>(b) * n / bins);
       const int hi = static_cast<int>(static_cast<int64_t>(b + 1) * n / bins);
-      // The worst rank of the bin decides its look: missing > behind > front.
+      // The worst rank of the bin decides its look: never joined > no data >
+      // behind (the furthest) > front.
+      auto weight = [](const RankRow& r) {
+        return r.state == RankState::never_joined ? 3 : r.state == RankState::missing ? 2 : r.state == RankState::behind ? 1 : 0;
+      };
       const RankRow* worst = &sp.rows[lo];
       for (int i = lo; i < hi; ++i) {
         const auto& r = sp.rows[i];
-        if (r.state == RankState::missing || (worst->state != RankState::missing && r.behind_by > worst->behind_by)) worst = &r;
+        if (weight(r) > weight(*worst) || (weight(r) == weight(*worst) && r.behind_by > worst->behind_by)) worst = &r;
       }
       const double x = b * bw;
       std::string title = hi - lo > 1 ? fmt::format("ranks {}-{}: ", sp.rows[lo].rank, sp.rows[hi - 1].rank)
                                       : fmt::format("rank {}: ", worst->rank);
-      title += fmt::format("rank {} {} on {}", worst->rank, to_string(worst->state), dash_or(worst->host));
-      if (worst->state != RankState::missing)
+      const bool absent = worst->state == RankState::missing || worst->state == RankState::never_joined;
+      if (worst->state == RankState::missing)
+        title += fmt::format("rank {}: no data (no host reported it)", worst->rank);
+      else if (worst->state == RankState::never_joined)
+        title += fmt::format("rank {} never joined: {}", worst->rank, worst->absence);
+      else
+        title += fmt::format("rank {} {} on {}", worst->rank, to_string(worst->state), dash_or(worst->host));
+      if (!absent)
         title += fmt::format(", started {} completed {}", dash_or(worst->last_started), dash_or(worst->last_completed));
       const double w = std::max(bw - (bw > 3 ? 1 : 0), 1.0);
       if (worst->state == RankState::missing) {
-        out << fmt::format("<g class=\"missing\" data-rank=\"{}\"><title>{}</title><rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"{}\" fill=\"#d32f2f\"/>"
+        // Hatched grey, lighter than any state with evidence: absence of data,
+        // not evidence of absence.
+        out << fmt::format("<g class=\"no-data\" data-rank=\"{}\"><title>{}</title><rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"{}\" fill=\"#bdbdbd\"/>"
+                           "<path d=\"M{:.1f} {} L{:.1f} {}\" stroke=\"#fff\" stroke-width=\"1\" stroke-dasharray=\"3 3\"/></g>\n",
+                           worst->rank, esc(title), x, w, kHeight, x, kHeight, x + w, 0);
+      } else if (worst->state == RankState::never_joined) {
+        out << fmt::format("<g class=\"never-joined\" data-rank=\"{}\"><title>{}</title><rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"{}\" fill=\"#d32f2f\"/>"
                            "<path d=\"M{:.1f} 0 L{:.1f} {} M{:.1f} 0 L{:.1f} {}\" stroke=\"#fff\" stroke-width=\"1\"/></g>\n",
                            worst->rank, esc(title), x, w, kHeight, x, x + w, kHeight, x + w, x, kHeight);
       } else if (worst->state == RankState::behind) {
@@ -164,7 +182,7 @@ void sequence_section(const FleetSummary& s, std::ostream& out) {
       if (r.state == RankState::front) continue;
       if (listed++ == 500) break;
       rows << fmt::format("<tr class=\"flag\"><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                          r.rank, esc(dash_or(r.host)), esc(to_string(r.state)), esc(dash_or(r.last_started)),
+                          r.rank, esc(dash_or(r.host)), esc(r.absence.empty() ? std::string(to_string(r.state)) : std::string(to_string(r.state)) + ": " + r.absence), esc(dash_or(r.last_started)),
                           esc(dash_or(r.last_completed)), r.behind_by, esc(dash_or(r.op)), esc(dash_or(r.fr_state)));
     }
     if (listed) {

@@ -32,7 +32,8 @@ std::string ranks_text(const std::vector<int>& rs, size_t max = 12) {
 }
 
 std::string pos_text(const RankRow& r) {
-  if (r.state == RankState::missing) return "missing";
+  if (r.state == RankState::missing) return "no record from any host";
+  if (r.state == RankState::never_joined) return "never arrived: " + r.absence;
   return fmt::format("started {} completed {}", dash_or(r.last_started), dash_or(r.last_completed));
 }
 
@@ -66,9 +67,10 @@ void render_fleet_text(const FleetSummary& s, std::ostream& out, bool verbose) {
                            d.majority_hosts, d.majority);
   }
   for (const auto& sp : s.sequences) {
-    out << fmt::format("\nCollective sequence, process group {}: {} ranks, front at seq {}; {} at the front, {} behind, {} missing\n",
+    out << fmt::format("\nCollective sequence, process group {}: {} ranks, front at seq {}; {} at the front, {} behind, "
+                       "{} never joined, {} with no data\n",
                        sp.process_group.empty() ? "default" : sp.process_group, sp.group_size, sp.front, sp.at_front,
-                       sp.behind, sp.missing);
+                       sp.behind, sp.never_joined, sp.missing);
     size_t n = 0;
     for (const auto& r : sp.rows) {
       if (r.state == RankState::front) continue;
@@ -131,8 +133,9 @@ void render_fleet_markdown(const FleetSummary& s, std::ostream& out) {
                            d.majority_hosts);
   }
   for (const auto& sp : s.sequences) {
-    out << fmt::format("\n**Sequence, group {}**: front seq {}; {} at front, {} behind, {} missing\n",
-                       sp.process_group.empty() ? "default" : sp.process_group, sp.front, sp.at_front, sp.behind, sp.missing);
+    out << fmt::format("\n**Sequence, group {}**: front seq {}; {} at front, {} behind, {} never joined, {} with no data\n",
+                       sp.process_group.empty() ? "default" : sp.process_group, sp.front, sp.at_front, sp.behind,
+                       sp.never_joined, sp.missing);
     size_t n = 0;
     for (const auto& r : sp.rows)
       if (r.state != RankState::front && n++ < 20)

@@ -61,7 +61,7 @@ class AnalyzeXid79Fleet(unittest.TestCase):
         self.assertEqual(sp["group_size"], 128)
         self.assertEqual(sp["front"], 88214)
         behind = [r for r in sp["ranks_not_at_front"] if r["state"] == "behind"]
-        missing = sorted(r["rank"] for r in sp["ranks_not_at_front"] if r["state"] == "missing")
+        missing = sorted(r["rank"] for r in sp["ranks_not_at_front"] if r["state"] == "no_data")
         self.assertEqual([(r["rank"], r["host"], r["behind_by"]) for r in behind], [(83, "gpu-node-0011", 1)])
         # gpu-node-0005's bundle is unreadable: its ranks 32..39 are missing from the picture.
         self.assertEqual(missing, list(range(32, 40)))
@@ -217,6 +217,97 @@ class AnalyzeEdges(unittest.TestCase):
             doc, _ = run_json(["analyze", out], expect_rc=1)
             self.assertEqual(doc["verdict"]["culprit"]["host"], "gpu-node-0002")
 
+
+
+WATCHDOG = ("[rank{r}]:[E0422 21:44:21.000003 4120{r} ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=88213, OpType=ALLREDUCE, NumelIn=25690112, NumelOut=25690112, "
+            "Timeout(ms)=600000) ran for 600084 milliseconds before timing out.")
+DESYNC = ["[rank0]:\t - To our best knowledge, ranks [5] are the lagging ranks that caused this timeout. "
+          "They never joined any collectives",
+          "[rank0]:\t - [0] Timeout at collective: ALLREDUCE, #88213"]
+
+
+class AnalyzeNoDataVersusNeverJoined(unittest.TestCase):
+    """8 ranks on two hosts time out at SeqNum 88213 (PyTorch's watchdog line);
+    rank 5 wrote no log. With rank 0's desync report naming it, rank 5 never
+    joined; without it nothing is known about rank 5: "no data", never red."""
+
+    def bundles(self, tmp, desync):
+        for host, ranks in (("node-a", [0, 1, 2, 3]), ("node-b", [4, 6, 7])):
+            d = os.path.join(tmp, host)
+            os.makedirs(os.path.join(d, "raw", "logs"))
+            with open(os.path.join(d, "manifest.json"), "w") as f:
+                json.dump({"format": "ccdiag-bundle", "schema_version": 1, "ccdiag_version": "0.1.0", "host": host,
+                           "kernel": "5.15.0-105-generic", "time": "2026-04-22T21:50:00Z", "collectors": ["logs"]}, f)
+            with open(os.path.join(d, "evidence.json"), "w") as f:
+                json.dump({"evidence": [], "unchecked": []}, f)
+            for r in ranks:
+                with open(os.path.join(d, "raw", "logs", f"rank{r}.log"), "w") as f:
+                    f.write(WATCHDOG.format(r=r) + "\n")
+                    if r == 0 and desync:
+                        f.write("\n".join(DESYNC) + "\n")
+
+    def analyze(self, desync):
+        tmp = tempfile.mkdtemp()
+        try:
+            self.bundles(tmp, desync)
+            doc, _ = run_json(["analyze", tmp], expect_rc=1)
+            out = os.path.join(tmp, "report.html")
+            run(["analyze", tmp, "--html", out])
+            with open(out) as f:
+                html = f.read()
+        finally:
+            shutil.rmtree(tmp)
+        seqs = doc["fleet"]["sequences"]
+        self.assertEqual(len(seqs), 1, json.dumps(seqs)[:1500])
+        return seqs[0], html
+
+    def test_desync_report_makes_the_silent_rank_never_joined(self):
+        sp, html = self.analyze(desync=True)
+        rows = {r["rank"]: r for r in sp["ranks_not_at_front"]}
+        self.assertEqual(sp["group_size"], 8)
+        self.assertEqual(rows[5]["state"], "never_joined", json.dumps(sp))
+        self.assertIn("pytorch.desync.lagging_ranks", rows[5]["absence"])
+        self.assertEqual((sp["never_joined"], sp["missing"]), (1, 0))
+        self.assertIn('<g class="never-joined" data-rank="5">', html)
+        self.assertNotIn('class="no-data"', html)
+
+    def test_without_evidence_the_silent_rank_is_no_data(self):
+        sp, html = self.analyze(desync=False)
+        rows = {r["rank"]: r for r in sp["ranks_not_at_front"]}
+        self.assertEqual(rows[5]["state"], "no_data", json.dumps(sp))
+        self.assertEqual((sp["never_joined"], sp["missing"]), (0, 1))
+        self.assertIn('<g class="no-data" data-rank="5">', html)
+        self.assertNotIn('class="never-joined"', html)
+        self.assertIn("no data", html)
+
+
+class AnalyzeSubgroupRows(unittest.TestCase):
+    """Real gloo dumps (torch 2.15) of the sub-group deadlock in one bundle: a
+    sub-group's picture lists the ranks that reported it, never ranks 0..n-1
+    as "no data" (torch 2.15's gloo pg_config names no members)."""
+
+    def test_sub_group_rows_are_its_reporting_ranks(self):
+        from ccdiag_test import FIXTURES
+        tmp = tempfile.mkdtemp()
+        try:
+            d = os.path.join(tmp, "node-a")
+            shutil.copytree(os.path.join(FIXTURES, "torch", "subgroup", "fr"), os.path.join(d, "raw", "fr"))
+            with open(os.path.join(d, "manifest.json"), "w") as f:
+                json.dump({"format": "ccdiag-bundle", "schema_version": 1, "ccdiag_version": "0.1.0", "host": "node-a",
+                           "kernel": "6.1.0", "time": "2026-04-22T21:50:00Z", "collectors": ["fr"]}, f)
+            with open(os.path.join(d, "evidence.json"), "w") as f:
+                json.dump({"evidence": [], "unchecked": []}, f)
+            doc, _ = run_json(["analyze", tmp], expect_rc=1)
+        finally:
+            shutil.rmtree(tmp)
+        seqs = {sp["process_group"]: sp for sp in doc["fleet"]["sequences"]}
+        # The default group: every rank has a dump; rank 3 stopped one short of the front.
+        self.assertEqual((seqs["0"]["group_size"], seqs["0"]["front"], seqs["0"]["missing"]), (4, 4, 0))
+        self.assertEqual([(r["rank"], r["state"]) for r in seqs["0"]["ranks_not_at_front"]], [(3, "behind")])
+        for pg in ("1", "2"):
+            self.assertEqual(seqs[pg]["missing"], 0, json.dumps(seqs[pg]))
+            self.assertLessEqual(seqs[pg]["group_size"], 2)
 
 if __name__ == "__main__":
     unittest.main()

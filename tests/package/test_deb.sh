@@ -24,9 +24,17 @@ trap cleanup EXIT
 deb=$(ls "$work"/pkg/ccdiag_*.deb)
 deps=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $deps"
-for lib in libhyperscan5 libre2-9 libarchive13 libdw1 libfmt9; do
-  case "$deps" in *"$lib"*) ;; *) echo "FAIL: $lib missing from Depends"; exit 1 ;; esac
-done
+if grep -q '^CCDIAG_STATIC:BOOL=ON' "$build/CMakeCache.txt"; then
+  # One copyable binary: glibc is all it needs, so all the package needs.
+  for lib in libhyperscan5 libre2-9 libarchive13 libdw1 libfmt9 libstdc++6; do
+    case "$deps" in *"$lib"*) echo "FAIL: static build, yet $lib in Depends"; exit 1 ;; esac
+  done
+  case "$deps" in *libc6*) ;; *) echo "FAIL: libc6 missing from Depends"; exit 1 ;; esac
+else
+  for lib in libhyperscan5 libre2-9 libarchive13 libdw1 libfmt9; do
+    case "$deps" in *"$lib"*) ;; *) echo "FAIL: $lib missing from Depends"; exit 1 ;; esac
+  done
+fi
 # Never linked: loaded at run time when a probe needs them.
 for lib in libnvidia-ml libcuda libnccl libibverbs; do
   case "$deps" in *"$lib"*) echo "FAIL: $lib must be dlopened, not a dependency"; exit 1 ;; esac

@@ -75,6 +75,7 @@ std::vector<SequencePicture> pictures(const FleetInput& in) {
     mx(slot.last_started, p.last_started);
     mx(slot.last_completed, p.last_completed);
     if (p.group_size) slot.group_size = std::max(slot.group_size.value_or(0), *p.group_size);
+    if (slot.members.empty()) slot.members = p.members;
     if (slot.op.empty()) slot.op = p.op;
     if (slot.state.empty()) slot.state = p.state;
   }
@@ -82,15 +83,29 @@ std::vector<SequencePicture> pictures(const FleetInput& in) {
   for (const auto& [pg, ranks] : by_pg) {
     SequencePicture sp;
     sp.process_group = pg;
-    int size = 0;
-    for (const auto& [r, p] : ranks) size = std::max({size, r + 1, p.group_size.value_or(0)});
-    if (pg.empty() && in.world_size) size = std::max(size, *in.world_size);
-    sp.group_size = size;
+    // The rows: the group's members when a dump's pg_config names them (a
+    // sub-group's rows are its own ranks, never 0..n-1); for the default group
+    // ranks 0..size-1; for a sub-group whose members nobody named, the ranks
+    // that reported it (which others belong to it is not known).
+    std::set<int> members;
+    for (const auto& [r, p] : ranks) members.insert(p.members.begin(), p.members.end());
+    const bool default_group = pg.empty() || pg == "0";
+    std::vector<int> row_ranks;
+    if (!members.empty() || !default_group) {
+      for (const auto& [r, p] : ranks) members.insert(r);
+      row_ranks.assign(members.begin(), members.end());
+    } else {
+      int size = 0;
+      for (const auto& [r, p] : ranks) size = std::max({size, r + 1, p.group_size.value_or(0)});
+      if (pg.empty() && in.world_size) size = std::max(size, *in.world_size);
+      for (int r = 0; r < size; ++r) row_ranks.push_back(r);
+    }
+    sp.group_size = static_cast<int>(row_ranks.size());
     // The front is what the most advanced rank completed (or started): the
     // ranks that reached it wait for the ones behind.
     for (const auto& [r, p] : ranks)
       if (auto pos = position(p)) sp.front = std::max(sp.front, *pos);
-    for (int r = 0; r < size; ++r) {
+    for (int r : row_ranks) {
       RankRow row;
       row.rank = r;
       auto it = ranks.find(r);

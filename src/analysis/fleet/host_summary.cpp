@@ -195,6 +195,9 @@ HostContribution summarize_host(const std::string& host, const std::string& inpu
         p.last_started = ls;
         p.last_completed = lc;
         if (auto g = int_field(d, {"group_size", "pg_size", "world_size", "nranks"})) p.group_size = static_cast<int>(*g);
+        if (auto m = d.find("members"); m != d.end() && m->is_array() && m->size() <= 1u << 20)
+          for (const auto& x : *m)
+            if (x.is_number_integer()) p.members.push_back(x.get<int>());
         p.op = str_field(d, {"op", "profiling_name", "collective"});
         p.state = str_field(d, {"state"});
         c.progress.push_back(std::move(p));
@@ -218,9 +221,12 @@ HostContribution summarize_host(const std::string& host, const std::string& inpu
         s.worst_finding = f.summary;
       }
     }
-    // A finding that names a rank and a sequence number (a watchdog timeout at
-    // SeqNum N, an FR mismatch) is a progress point for that rank.
-    if (f.subject.rank && f.subject.seq && f.role != FindingRole::context) {
+    // A log finding that names a rank and a sequence number (a watchdog
+    // timeout at SeqNum N) is a progress point for that rank. Not a
+    // flight-recorder finding: its seq is the collective at fault, which the
+    // rank it names may never have reached; the dumps' own fr.rank_progress
+    // says how far each rank got.
+    if (f.subject.rank && f.subject.seq && f.role != FindingRole::context && !starts_with(f.id, "fr.")) {
       RankProgress p;
       p.process_group = f.subject.process_group.value_or("");
       p.rank = *f.subject.rank;

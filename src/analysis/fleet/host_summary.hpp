@@ -43,6 +43,7 @@ struct RankProgress {
   std::string host;
   std::optional<int64_t> last_enqueued, last_started, last_completed;
   std::optional<int> group_size;
+  std::vector<int> members;    // the group's global ranks when the source knows them
   std::string op, state;
 };
 

@@ -144,6 +144,15 @@ const std::vector<Signal>& signals() {
       {"ib_reg_mr_bad_address", {"ibv_reg_", "Bad address"}, {}, {}, L::transport, S::error, R::primary,
        "registering GPU memory with the HCA failed (EFAULT): no GPUDirect RDMA peer-memory support",
        {{"gpudirect_rdma_module_missing", 100}}},
+      // libfabric (EFA, aws-ofi-nccl) reports errno values raw: -12 is ENOMEM, which on an
+      // event queue, completion queue or memory registration is pinned memory the
+      // locked-memory limit refuses (a container's default 64 KiB).
+      {"ofi_enomem", {"(-12)"}, {"prov/", "NET/OFI", "libfabric"}, {}, L::transport, S::error, R::primary,
+       "a libfabric provider call failed with ENOMEM (-12): pinned memory refused",
+       {{"memlock_limit_too_low", 12}, {"gpudirect_rdma_module_missing", 1.5}}},
+      {"ofi_enomem_text", {"NET/OFI"}, {"Cannot allocate memory", "RC: -12", "ERROR: -12"}, {}, L::transport, S::error,
+       R::primary, "the aws-ofi-nccl plugin failed with ENOMEM: pinned memory refused",
+       {{"memlock_limit_too_low", 12}, {"gpudirect_rdma_module_missing", 1.5}}},
       {"memlock_limit", {}, {"RLIMIT_MEMLOCK", "memlock limit", "ulimit -l"}, {}, L::system_config, S::error, R::primary,
        "the locked-memory limit is too low for RDMA registration", {{"memlock_limit_too_low", 100}}},
       {"gdr_disabled", {"GPU Direct RDMA Disabled"}, {}, {}, L::system_config, S::warning, R::primary,

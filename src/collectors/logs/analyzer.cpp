@@ -412,6 +412,7 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
       fields["result"] = result_name(num(fields, "code", 0));
     }
     f.fields = std::move(fields);
+    if (sig.reporter_waits) f.fields["reporter_waits"] = true;
     f.provenance.push_back(Provenance{st.shown, lineno, std::string(utf8_prefix(line, kExcerptMax))});
     if (!p.timestamp.empty()) f.time = std::string(p.timestamp);
     f.order = lineno;

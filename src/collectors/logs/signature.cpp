@@ -19,6 +19,7 @@ nlohmann::json to_json(const Signature& s) {
                    {"supports", sup},
                    {"meaning", s.meaning}};
   if (s.fallback) j["fallback"] = true;
+  if (s.reporter_waits) j["reporter_waits"] = true;
   if (!s.extractor.empty()) j["extractor"] = s.extractor;
   return j;
 }
@@ -62,6 +63,11 @@ Result<Signature> signature_from_json(const nlohmann::json& j) {
   if (j.contains("fallback")) {
     if (!j["fallback"].is_boolean()) return make_error("signature " + s.id + ": \"fallback\" must be true or false");
     s.fallback = j["fallback"].get<bool>();
+  }
+  if (j.contains("reporter_waits")) {
+    if (!j["reporter_waits"].is_boolean())
+      return make_error("signature " + s.id + ": \"reporter_waits\" must be true or false");
+    s.reporter_waits = j["reporter_waits"].get<bool>();
   }
   if (j.contains("supports")) {
     const auto& sup = j["supports"];

@@ -33,6 +33,10 @@ struct Signature {
   // A generic signature that yields to a more specific one matching the same
   // line (e.g. "ibv_modify_qp failed" vs "ibv_modify_qp failed: No such device").
   bool fallback = false;
+  // The rank that logs the line is waiting for another one (a collective
+  // timeout): it is a victim, so it is never the culprit of the causes the
+  // line supports. The finding carries fields.reporter_waits = true.
+  bool reporter_waits = false;
   // Non-empty: fields come from a dedicated parser instead of the pattern's
   // groups ("xid" = parse_xid_line + the Xid catalogue, "fell_off_bus").
   std::string extractor;

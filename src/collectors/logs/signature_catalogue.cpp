@@ -512,11 +512,13 @@ std::vector<Signature> build() {
         R"re((?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel_in>-?\d+), NumelOut=(?P<numel_out>-?\d+))?, Timeout\(ms\)=(?P<timeout_ms>\d+)\) ran for (?P<elapsed_ms>\d+) milliseconds before timing out)re",
         "watchdog timeout: {op} SeqNum={seq} ran {elapsed_ms} ms (timeout {timeout_ms} ms)",
         {{"rank_skips_collective", 1.5}, {"straggler_or_timeout_too_short", 1.5}, {"mismatched_collectives", 1.2}},
-        "This rank entered the collective and it did not finish; ranks that never logged it are suspects");
+        "This rank entered the collective and it did not finish; ranks that never logged it are suspects")
+      .reporter_waits = true;
   b.add("pytorch.watchdog.blocking_wait_timeout", L::framework, S::error, R::symptom,
         R"re((?:\[Rank (?P<rank>\d+)\] )?Work WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+).*?\) timed out in blocking wait)re",
         "blocking wait timed out: {op} SeqNum={seq}", {{"rank_skips_collective", 1.5}, {"straggler_or_timeout_too_short", 1.5}},
-        "TORCH_NCCL_BLOCKING_WAIT variant of the watchdog timeout");
+        "TORCH_NCCL_BLOCKING_WAIT variant of the watchdog timeout")
+      .reporter_waits = true;
   b.add("pytorch.watchdog.failure_detected", L::framework, S::error, R::symptom,
         R"re(failure detected by watchdog at work sequence id: (?P<seq>\d+) PG status: last enqueued work: (?P<last_enqueued>-?\d+), last completed work: (?P<last_completed>-?\d+))re",
         "watchdog failure at SeqNum {seq} (last enqueued {last_enqueued}, last completed {last_completed})",
@@ -655,7 +657,8 @@ std::vector<Signature> build() {
         "gloo {op} timed out after {timeout_ms} ms",
         {{"rank_skips_collective", 1.5}, {"straggler_or_timeout_too_short", 1.5}, {"rank_stuck_in_host_code", 1.3}},
         "This rank waited in a gloo collective for a peer that never sent or received its part: every rank "
-        "that logs it is a victim; the rank that does not is the suspect");
+        "that logs it is a victim; the rank that does not is the suspect")
+      .reporter_waits = true;
   b.add("gloo.peer_closed", L::transport, S::warning, R::cascade,
         R"re(gloo/transport/tcp/pair\.cc:\d+\] (?P<what>Connection closed by peer|Read error|Write error|Connection reset by peer)\s*\[?(?P<peer>[0-9a-fA-F.:]+?)\]?(?::(?P<port>\d+))?(?:\s|:|$))re",
         "gloo: {what} {peer}", {{"rank_process_died", 2}},

@@ -1,6 +1,6 @@
 // Rule: every primary finding that names causes it supports (a log signature,
 // an Xid, a flight-recorder mismatch) votes for them, with its subject as the
-// culprit. Cascades and context never vote: a peer's "remote process exited"
+// culprit (not the rank that reported a timeout: it waited for the culprit). Cascades and context never vote: a peer's "remote process exited"
 // is a consequence, not a cause.
 #include "analysis/tree/rules/rules.hpp"
 
@@ -9,10 +9,19 @@ namespace ccdiag::rules {
 void finding_support(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   for (const auto& f : set.findings) {
     if (f.role == FindingRole::cascade || f.role == FindingRole::context) continue;
+    // A collective timeout is logged by the ranks that waited: the place (the
+    // collective, its group) is evidence, the reporting rank is a victim.
+    Subject culprit = f.subject;
+    if (f.fields.is_object() && f.fields.value("reporter_waits", false)) {
+      culprit.rank.reset();
+      culprit.pid.reset();
+      culprit.tid.reset();
+      culprit.host.reset();
+    }
     for (const auto& s : f.supports) {
       Hypothesis h;
       h.cause = s.cause;
-      h.culprit = f.subject;
+      h.culprit = culprit;
       h.weight = s.weight;
       // The same signature repeated on many lines or ranks is one piece of
       // evidence, not many: key by finding id.
