@@ -54,6 +54,6 @@ fi
 
 [ "$no_build" = 1 ] && exit 0
 echo "setup: building ccdiag into build/ (the tests are built by scripts/test.sh)" >&2
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCDIAG_BUILD_TESTS=OFF
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCDIAG_BUILD_TESTS=OFF -DCCDIAG_STATIC=ON
 cmake --build build --target ccdiag nccl-profiler-ccdiag
-echo "setup: done: build/ccdiag" >&2
+echo "setup: done: build/ccdiag (static: copy it to any x86-64 glibc host)" >&2
