@@ -1,5 +1,5 @@
 // ccdiag perf RESULTS... [--bundle DIR]... [--baseline FILE] [--save-baseline FILE]
-// [--json|--markdown]: nccl-tests / perftest results judged against what the
+// [--prom FILE] [--html FILE] [--json|--markdown]: nccl-tests / perftest results judged against what the
 // hardware in the bundles allows and against a stored baseline (docs/perf.md).
 //
 // Exit: 0 every judged run ok, 1 a problem (data corruption, below expected,
@@ -25,6 +25,8 @@
 #include "collectors/perf/perf_results.hpp"
 #include "fleet/atomic_file.hpp"
 #include "pipeline/ingest.hpp"
+#include "report/perf_render.hpp"
+#include "report/prom_text.hpp"
 #include "report/render.hpp"
 
 namespace ccdiag {
@@ -40,6 +42,8 @@ struct PerfOptions {
   std::string baseline;
   std::string save_baseline;
   std::vector<std::string> fr;
+  std::string prom;  // --prom FILE: node_exporter textfile metrics of the runs
+  std::string html;  // --html FILE: one self-contained page with a chart per run
   OutputOptions output;
 };
 
@@ -142,6 +146,9 @@ void render_runs_markdown(const std::vector<RunAnalysis>& runs, std::ostream& ou
 int run_perf(const PerfOptions& opts, CommandContext& ctx) {
   if (opts.inputs.empty() && opts.fr.empty())
     return report_input_error(ctx, make_error("nothing to read", "perf", "give RESULTS files or --fr DUMPS"));
+  // Checked before any work: a misnamed metrics file would be written and never scraped.
+  if (!opts.prom.empty() && !prom_file_name_ok(opts.prom))
+    return report_input_error(ctx, make_error("must end in .prom (node_exporter reads only *.prom files)", opts.prom));
   auto files = opts.inputs.empty() ? Result<std::vector<std::string>>(std::vector<std::string>{}) : expand_inputs(opts.inputs);
   if (!files) return report_input_error(ctx, files.error());
   std::vector<PerfRun> runs;
@@ -276,6 +283,20 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     if (auto st = write_file_atomically(opts.save_baseline, j.dump(2) + "\n"); !st) return report_input_error(ctx, st.error());
   }
 
+  if (!opts.prom.empty() || !opts.html.empty()) {
+    std::vector<RunSummary> summaries;
+    for (const auto& a : analyses) summaries.push_back(summarize(a));
+    if (!opts.prom.empty()) {
+      const auto text = render_perf_prom(summaries, static_cast<double>(std::time(nullptr)));
+      if (auto st = write_file_atomically(opts.prom, text); !st) return report_input_error(ctx, st.error());
+    }
+    if (!opts.html.empty()) {
+      std::ostringstream html;
+      render_perf_html(summaries, report, html);
+      if (auto st = write_file_atomically(opts.html, html.str()); !st) return report_input_error(ctx, st.error());
+    }
+  }
+
   switch (opts.output.format()) {
     case OutputFormat::json: {
       nlohmann::json j = report;
@@ -332,13 +353,17 @@ void register_perf(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--bundle", opts->bundles, "Bundle (dir or tarball) of a host the test ran on: its topology bounds the expected bandwidth");
   sub->add_option("--baseline", opts->baseline, "Compare with this baseline (written by --save-baseline)");
   sub->add_option("--save-baseline", opts->save_baseline, "Add these runs' plateaus to this baseline file (created if absent)");
+  sub->add_option("--prom", opts->prom, "Also write the runs' metrics (plateau, expected, ratio, latency, #wrong, verdict) to this .prom file");
+  sub->add_option("--html", opts->html, "Also write a self-contained HTML page with a busbw-vs-size chart per run to FILE");
   add_output_flags(sub, opts->output);
   sub->footer(
       "Examples:\n"
       "  ccdiag perf all_reduce_perf.txt --bundle gpu017-bundle/\n"
+      "  ccdiag perf results/ --bundle gpu017-bundle/ --prom /var/lib/prometheus/node-exporter/ccdiag-perf.prom --html perf.html\n"
       "  ccdiag perf results/ --baseline perf-baseline.json --json\n"
       "  ccdiag perf ib_write_bw.txt --bundle gpu017-bundle/ --save-baseline perf-baseline.json\n"
-      "Exit: 0 ok, 1 problem (corruption, below expected, regression, test failure), 2 bad input,\n"
+      "Exit: 0 ok, 1 problem (corruption, below expected, regression, test failure), 2 bad input\n"
+      "      (or --prom not ending in .prom, or an output file that cannot be written),\n"
       "      3 some inputs unreadable (the rest judged)");
   sub->callback([opts, &ctx] { ctx.exit_code = run_perf(*opts, ctx); });
 }

@@ -13,6 +13,7 @@
 #include "fleet/atomic_file.hpp"
 #include "fleet/prom.hpp"
 #include "pipeline/ingest.hpp"
+#include "report/prom_text.hpp"
 
 namespace ccdiag {
 
@@ -25,7 +26,7 @@ struct PromOptions {
 
 int run_prom(const PromOptions& o, CommandContext& ctx) {
   const auto start = std::chrono::steady_clock::now();
-  if (o.out.size() < 6 || o.out.compare(o.out.size() - 5, 5, ".prom") != 0)
+  if (!prom_file_name_ok(o.out))
     return report_input_error(ctx, make_error("must end in .prom (node_exporter reads only *.prom files)", o.out));
   std::optional<LiveBundle> live;
   std::string path = o.bundle;

@@ -7,56 +7,13 @@
 #include <fmt/format.h>
 
 #include "ccdiag/evidence_kinds.hpp"
+#include "report/prom_text.hpp"
 
 namespace ccdiag {
 
-std::string prom_escape_label(std::string_view v) {
-  std::string o;
-  for (char c : v) {
-    if (c == '\\') o += "\\\\";
-    else if (c == '"') o += "\\\"";
-    else if (c == '\n') o += "\\n";
-    else o.push_back(c);
-  }
-  return o;
-}
-
 namespace {
 
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-struct Family {
-  std::string help, type;
-  std::map<std::string, double> samples;  // rendered labels -> value (sorted: deterministic)
-};
-
-class Metrics {
- public:
-  void set(const std::string& name, const char* type, const char* help, const Labels& labels, double v, bool add = false) {
-    auto& f = fams_[name];
-    f.type = type;
-    f.help = help;
-    std::string l;
-    for (const auto& [k, val] : labels) l += (l.empty() ? "" : ",") + k + "=\"" + prom_escape_label(val) + "\"";
-    auto [it, fresh] = f.samples.try_emplace(l, 0.0);
-    it->second = add ? it->second + v : v;
-  }
-  std::string text() const {
-    std::string o;
-    for (const auto& [name, f] : fams_) {
-      o += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " + f.type + "\n";
-      for (const auto& [l, v] : f.samples) {
-        o += name;
-        if (!l.empty()) o += "{" + l + "}";
-        o += " " + (std::isnan(v) ? std::string("NaN") : fmt::format("{}", v)) + "\n";
-      }
-    }
-    return o;
-  }
-
- private:
-  std::map<std::string, Family> fams_;
-};
+using Labels = PromLabels;
 
 std::string s_field(const nlohmann::json& d, std::initializer_list<const char*> names) {
   if (!d.is_object()) return {};
@@ -88,8 +45,8 @@ struct GpuId {
 }  // namespace
 
 std::string render_prom(const Report& r, const EvidenceSet& set, const PromContext& ctx) {
-  Metrics m;
-  m.set("ccdiag_run_timestamp_seconds", "gauge", "End of the last ccdiag run that wrote this file, Unix time.",
+  PromText m;
+  m.set("ccdiag_run_timestamp_seconds", "gauge", kRunTimestampHelp,
         {{"mode", ctx.mode}}, ctx.run_timestamp_s);
   m.set("ccdiag_run_duration_seconds", "gauge", "Duration of the last ccdiag run.", {{"mode", ctx.mode}}, ctx.run_duration_s);
 

@@ -2,10 +2,9 @@
 // (reference: perf-and-fleet.md §8), so monitoring tracks degradation between
 // incidents. Pure: builds the text; cli/prom.cpp writes it atomically.
 //
-// Rules followed: `ccdiag_` prefix, base units, `_total` for counters,
-// "# HELP" and "# TYPE" once per name before its samples, samples of a name
-// contiguous, label values escaped (\\, \", \n), no timestamps (node_exporter
-// drops a whole file that has one), last line ends in "\n". Label names match
+// Rules followed: `ccdiag_` prefix, base units, `_total` for counters; the
+// text format itself (HELP/TYPE, escaping, no timestamps) is report/prom_text.hpp,
+// shared with `ccdiag perf --prom`. Label names match
 // node_exporter (device, port) and dcgm-exporter (gpu, UUID, pci_bus_id) so
 // PromQL can join; no name collides with theirs or NCCL Inspector's.
 // A metric whose evidence is absent is not emitted (absent != zero).
@@ -27,8 +26,5 @@ struct PromContext {
 };
 
 std::string render_prom(const Report& report, const EvidenceSet& set, const PromContext& ctx);
-
-// Label value escaping of the text exposition format.
-std::string prom_escape_label(std::string_view v);
 
 }  // namespace ccdiag

@@ -21,6 +21,13 @@ namespace ccdiag {
 
 void render_html(const Report& report, const FleetSummary& fleet, std::ostream& out);
 
+// Pieces shared by every ccdiag HTML page (analyze, perf): the doctype, the
+// CSP meta tag first in <head>, the title and the stylesheet, up to <body>;
+// the report's verdict box; the "could not be checked" list.
+void html_head(std::string_view title, std::ostream& out);
+void html_verdict_section(const Report& report, std::ostream& out);
+void html_unchecked_section(const Report& report, std::ostream& out);
+
 // & < > " ' escaped for HTML text and attribute values.
 std::string html_escape(std::string_view s);
 // JSON text safe inside a <script type="application/json"> element.

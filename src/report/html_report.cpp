@@ -72,7 +72,9 @@ std::string culprit_html(const Subject& c) {
   return s.empty() ? "<span class=\"muted\">not determined</span>" : s;
 }
 
-void verdict_section(const Report& r, std::ostream& out) {
+}  // namespace
+
+void html_verdict_section(const Report& r, std::ostream& out) {
   const auto& v = r.verdict;
   const bool ok = v.root_cause == kNoProblemFound;
   out << "<section id=\"verdict\" class=\"verdict" << (ok ? " ok" : "") << "\">\n";
@@ -104,6 +106,8 @@ void verdict_section(const Report& r, std::ostream& out) {
     out << "</table>\n";
   }
 }
+
+namespace {
 
 // One strip per process group: every rank (or a bin of ranks when there are
 // more than kBins), coloured and shaped by state; the height of a "behind"
@@ -293,27 +297,35 @@ void findings_section(const Report& r, std::ostream& out) {
 
 }  // namespace
 
-void render_html(const Report& r, const FleetSummary& s, std::ostream& out) {
+void html_head(std::string_view title, std::ostream& out) {
+  // The CSP comes first in <head>, before anything that could fetch.
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
       << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
       << "<meta charset=\"utf-8\">\n"
-      << "<title>ccdiag analyze: " << esc(r.verdict.root_cause) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
+      << "<title>" << esc(title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
+}
+
+void html_unchecked_section(const Report& r, std::ostream& out) {
+  if (r.unchecked.empty()) return;
+  out << fmt::format("<details><summary>Could not be checked ({})</summary><ul>\n", r.unchecked.size());
+  size_t n = 0;
+  for (const auto& u : r.unchecked) {
+    if (n++ == 500) break;
+    out << "<li>" << esc(u.what) << ": " << to_string(u.state) << ": " << esc(u.reason) << "</li>\n";
+  }
+  out << "</ul></details>\n";
+}
+
+void render_html(const Report& r, const FleetSummary& s, std::ostream& out) {
+  html_head("ccdiag analyze: " + r.verdict.root_cause, out);
   out << "<h1>ccdiag analyze — " << s.hosts_answered << " of " << s.hosts_total << " host(s) answered</h1>\n";
   out << "<p class=\"muted\">ccdiag " << esc(r.ccdiag_version) << "</p>\n";
-  verdict_section(r, out);
+  html_verdict_section(r, out);
   sequence_section(s, out);
   census_section(s, out);
   hosts_section(s, out);
   findings_section(r, out);
-  if (!r.unchecked.empty()) {
-    out << fmt::format("<details><summary>Could not be checked ({})</summary><ul>\n", r.unchecked.size());
-    size_t n = 0;
-    for (const auto& u : r.unchecked) {
-      if (n++ == 500) break;
-      out << "<li>" << esc(u.what) << ": " << to_string(u.state) << ": " << esc(u.reason) << "</li>\n";
-    }
-    out << "</ul></details>\n";
-  }
+  html_unchecked_section(r, out);
   nlohmann::json data = r;
   data["fleet"] = fleet_to_json(s);
   out << "<script type=\"application/json\" id=\"ccdiag-data\">" << json_for_script(data.dump()) << "</script>\n";

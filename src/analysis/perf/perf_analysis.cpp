@@ -149,9 +149,13 @@ RunAnalysis measure(const PerfRun& run) {
     // largest, each size first reduced to its median over repeats (-N, -d all).
     const int64_t top = bw.rbegin()->first;
     std::vector<double> pts;
-    for (auto it = bw.rbegin(); it != bw.rend() && pts.size() < 3 && it->first * 4 >= top; ++it) pts.push_back(median(it->second));
+    for (auto it = bw.rbegin(); it != bw.rend() && pts.size() < 3 && it->first * 4 >= top; ++it) {
+      pts.push_back(median(it->second));
+      a.plateau_from = it->first;
+    }
     a.plateau = median(pts);
     a.plateau_size = top;
+    for (const auto& [size, v] : bw) a.points.push_back(BandwidthPoint{size, median(v)});
     a.plateau_points = static_cast<int>(pts.size());
   }
   const std::string shape = run.tool == Tool::perftest ? run.nic : fmt::format("{}r{}h", run.ranks(), hosts.size());

@@ -13,6 +13,7 @@
 #include "analysis/perf/topology.hpp"
 #include "ccdiag/finding.hpp"
 #include "ccdiag/perf_run.hpp"
+#include "ccdiag/perf_summary.hpp"
 #include "ccdiag/result.hpp"
 
 namespace ccdiag::perf {
@@ -63,7 +64,9 @@ struct RunAnalysis {
   std::string key;                         // baseline key
   std::optional<double> plateau;           // GB/s busbw (nccl-tests) or Gb/s (perftest BW average)
   int64_t plateau_size = 0;
+  int64_t plateau_from = 0;                // smallest size the plateau median was taken over
   int plateau_points = 0;
+  std::vector<BandwidthPoint> points;      // per size, the median over repeats (ascending size)
   std::optional<double> latency_floor_us;  // smallest time (nccl-tests) or t_typical/t_avg (perftest)
   int64_t latency_floor_size = 0;
   int64_t wrong_total = 0;                 // sum of #wrong over rows
@@ -83,6 +86,9 @@ void judge(RunAnalysis& a, const std::vector<HostTopology>& topo, const Baseline
 
 // The findings (data corruption first), for the report and the decision tree.
 std::vector<Finding> to_findings(const std::vector<RunAnalysis>& runs);
+
+// What the renderers (report/perf_render.hpp) need of one judged run.
+RunSummary summarize(const RunAnalysis& a);
 
 // JSON of one analysed run (the `perf.results[]` items of docs/perf.md).
 nlohmann::json run_json(const RunAnalysis& a);
