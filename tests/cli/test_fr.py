@@ -249,6 +249,24 @@ class RealGlooDumps(unittest.TestCase):
         doc, _ = run_json(["fr", os.path.join(TORCH, scenario, "fr")], expect_rc=rc, schema="fr.schema.json")
         return doc
 
+    def fr_marked_completed(self, scenario, rank, pg_id, seq):
+        """The scenario's dumps with `rank`'s pg_status[pg_id] completed up
+        to `seq`: as when that rank dumped after gloo timed its wait out."""
+        import pickle, shutil, tempfile
+        tmp = tempfile.mkdtemp()
+        try:
+            for r in range(4):
+                with open(os.path.join(TORCH, scenario, "fr", f"rank{r}"), "rb") as f:
+                    d = pickle.load(f)
+                if r == rank:
+                    d["pg_status"][pg_id]["last_completed_collective"] = seq
+                with open(os.path.join(tmp, f"rank{r}"), "wb") as f:
+                    pickle.dump(d, f, protocol=2)
+            doc, _ = run_json(["fr", tmp], expect_rc=1, schema="fr.schema.json")
+        finally:
+            shutil.rmtree(tmp)
+        return doc
+
     def assert_no_device_talk(self, doc):
         text = json.dumps(doc)
         for word in ("GPU", "RDMA", "nvidia-smi", "NVLink", "ibstat"):
@@ -301,19 +319,7 @@ class RealGlooDumps(unittest.TestCase):
         # The same job when rank 3 dumped after its sub-group all_reduce
         # timed out: gloo then counts it completed (last_completed 1), so
         # rank 3 is no longer "blocked" there; the history still names rank 2.
-        import pickle, shutil, tempfile
-        tmp = tempfile.mkdtemp()
-        try:
-            for r in range(4):
-                with open(os.path.join(TORCH, "subgroup", "fr", f"rank{r}"), "rb") as f:
-                    d = pickle.load(f)
-                if r == 3:
-                    d["pg_status"]["1"]["last_completed_collective"] = 1
-                with open(os.path.join(tmp, f"rank{r}"), "wb") as f:
-                    pickle.dump(d, f, protocol=2)
-            doc, _ = run_json(["fr", tmp], expect_rc=1, schema="fr.schema.json")
-        finally:
-            shutil.rmtree(tmp)
+        doc = self.fr_marked_completed("subgroup", 3, "1", 1)
         r = roots(doc)
         self.assertEqual([(f["kind"], f["ranks"]) for f in r], [("group_order_mismatch", [2])], json.dumps(r)[:2000])
         self.assertEqual(doc["verdict"]["root_cause"], "wrong_process_group")
@@ -342,19 +348,7 @@ class RealGlooDumps(unittest.TestCase):
         # seq 3, and it entered tp seq 3 a moment after rank 1 entered dp seq
         # 3. Its last entry is the hung tp call, so the dp fault is still a
         # consequence and the root stays rank 2 in tp (seen in CI).
-        import pickle, shutil, tempfile
-        tmp = tempfile.mkdtemp()
-        try:
-            for r in range(4):
-                with open(os.path.join(TORCH, "mesh_tp", "fr", f"rank{r}"), "rb") as f:
-                    d = pickle.load(f)
-                if r == 3:
-                    d["pg_status"]["2"]["last_completed_collective"] = 3  # tp (pg 4)
-                with open(os.path.join(tmp, f"rank{r}"), "wb") as f:
-                    pickle.dump(d, f, protocol=2)
-            doc, _ = run_json(["fr", tmp], expect_rc=1, schema="fr.schema.json")
-        finally:
-            shutil.rmtree(tmp)
+        doc = self.fr_marked_completed("mesh_tp", 3, "2", 3)  # rank 3's local id of tp (pg 4)
         r = roots(doc)
         self.assertEqual([(f["kind"], f["process_group"], f["ranks"]) for f in r], [("missing_ranks", "4", [2])],
                          json.dumps(doc["findings"], indent=1)[:3000])
