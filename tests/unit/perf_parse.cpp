@@ -242,3 +242,20 @@ TEST_CASE("perf: perftest counts out of range are dropped, not cast or thrown (p
   CHECK(r.pt_rows[0].size_bytes == 0);
   CHECK(r.pt_rows[0].iterations == 0);
 }
+
+TEST_CASE("perf: an nccl-tests device line with numbers past int is no device line, never a throw (perf_results_fuzz)",
+          "[perf]") {
+  // Found by perf_results_fuzz: std::stoll on a 25-digit pid threw
+  // out_of_range out of the parser (std::terminate). A real 2-host header,
+  // one pid and one rank corrupted: those lines are dropped, the rest parses.
+  std::string text = slurp("real/nccl-tests-2.20.0-all_reduce-2host-gb10.txt");
+  const std::string pid = "Pid 1666603";
+  text.replace(text.find(pid), pid.size(), "Pid 9999999999999999999999999");
+  const std::string rank = "Rank  1 Group";
+  text.replace(text.find(rank), rank.size(), "Rank  99999999999 Group");
+  Result<PerfRun> res = make_error("not parsed", "corrupt.txt");
+  REQUIRE_NOTHROW(res = parse_results(text, "corrupt.txt"));
+  REQUIRE(res.ok());
+  CHECK(res->devices.empty());
+  CHECK_FALSE(res->rows.empty());
+}

@@ -210,13 +210,21 @@ Result<PerfRun> parse_nccl_tests_text(std::string_view text, const std::string& 
     if (body.rfind("Rank ", 0) == 0) {
       std::cmatch m;
       const std::string b(body);
+      // Numbers past int (a mangled or hostile line) make the line no device
+      // line; std::stoi would throw out of the parser (found by perf_results_fuzz).
+      auto small = [](const std::optional<int64_t>& v) { return v && *v >= 0 && *v <= INT32_MAX; };
+      std::optional<int64_t> rank, group, pid, device;
       if (std::regex_match(b.c_str(), m, kDevice)) {
+        rank = to_int(m[1].str()), pid = to_int(m[3].str()), device = to_int(m[5].str());
+        group = m[2].matched ? to_int(m[2].str()) : std::optional<int64_t>(0);
+      }
+      if (small(rank) && small(group) && pid && small(device)) {
         DeviceLine d;
-        d.rank = std::stoi(m[1].str());
-        d.group = m[2].matched ? std::stoi(m[2].str()) : 0;
-        d.pid = std::stoll(m[3].str());
+        d.rank = static_cast<int>(*rank);
+        d.group = static_cast<int>(*group);
+        d.pid = *pid;
         d.host = m[4].str();
-        d.device = std::stoi(m[5].str());
+        d.device = static_cast<int>(*device);
         d.bus = m[6].str();
         d.name = m[7].str();
         // MPI jobs of old builds print the device list once per process: keep one line per rank and host.
