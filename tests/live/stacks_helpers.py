@@ -51,6 +51,24 @@ class Target:
             self.kill()
             raise RuntimeError(f"{name} did not become ready")
         self.pid = self.proc.pid
+        self.settle()
+
+    def settle(self, timeout=5.0):
+        """The ready line is read once the target's write() has copied it, not
+        once the target has left write(): on a loaded host a capture right
+        after it can find the main thread still in __write / fflush (seen in
+        CI). Wait until the main thread is out of write(2) (syscall 1; a
+        running thread reads "running")."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                with open(f"/proc/{self.pid}/syscall") as f:
+                    nr = f.read().split(" ", 1)[0].strip()
+            except OSError:
+                return  # not readable here: nothing to wait for
+            if nr != "1":
+                return
+            time.sleep(0.01)
 
     def __enter__(self):
         return self
