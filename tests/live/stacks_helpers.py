@@ -55,10 +55,9 @@ class Target:
 
     def settle(self, timeout=5.0):
         """The ready line is read once the target's write() has copied it, not
-        once the target has left write(): on a loaded host a capture right
-        after it can find the main thread still in __write / fflush (seen in
-        CI). Wait until the main thread is out of write(2) (syscall 1; a
-        running thread reads "running")."""
+        once the target has left write(): wait until the main thread is out of
+        the write(2) syscall (nr 1). It may still be running in __write after
+        that; tests of a blocking state use wait_blocked()."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
@@ -67,6 +66,22 @@ class Target:
             except OSError:
                 return  # not readable here: nothing to wait for
             if nr != "1":
+                return
+            time.sleep(0.01)
+
+    def wait_blocked(self, timeout=10.0):
+        """For a target whose state under test is a blocking call: wait until
+        its main thread sits in a syscall other than the write(2) of its ready
+        line. Just out of write() it reads "running" while its PC is still in
+        __write, and a loaded host can leave it there for seconds (seen in CI)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                with open(f"/proc/{self.pid}/syscall") as f:
+                    nr = f.read().split(" ", 1)[0].strip()
+            except OSError:
+                return
+            if nr.isdigit() and nr != "1":
                 return
             time.sleep(0.01)
 

@@ -47,6 +47,7 @@ class StacksLive(unittest.TestCase):
 
     def test_recv_on_silent_peer(self):
         with Target("hang_recv_silent_peer") as t:
+            t.wait_blocked()
             doc, _ = stacks(t.pid)
             proc = doc["processes"][0]
             main = proc["threads"][0]
