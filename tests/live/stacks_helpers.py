@@ -53,37 +53,36 @@ class Target:
         self.pid = self.proc.pid
         self.settle()
 
+    def _main_syscall(self):
+        """The main thread's /proc/PID/syscall number ("running" when not in
+        one), or None where it cannot be read."""
+        try:
+            with open(f"/proc/{self.pid}/syscall") as f:
+                return f.read().split(" ", 1)[0].strip()
+        except OSError:
+            return None
+
+    def _wait_until(self, done, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            nr = self._main_syscall()
+            if nr is None or done(nr):
+                return
+            time.sleep(0.01)
+
     def settle(self, timeout=5.0):
         """The ready line is read once the target's write() has copied it, not
         once the target has left write(): wait until the main thread is out of
         the write(2) syscall (nr 1). It may still be running in __write after
         that; tests of a blocking state use wait_blocked()."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                with open(f"/proc/{self.pid}/syscall") as f:
-                    nr = f.read().split(" ", 1)[0].strip()
-            except OSError:
-                return  # not readable here: nothing to wait for
-            if nr != "1":
-                return
-            time.sleep(0.01)
+        self._wait_until(lambda nr: nr != "1", timeout)
 
     def wait_blocked(self, timeout=10.0):
         """For a target whose state under test is a blocking call: wait until
         its main thread sits in a syscall other than the write(2) of its ready
         line. Just out of write() it reads "running" while its PC is still in
         __write, and a loaded host can leave it there for seconds (seen in CI)."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                with open(f"/proc/{self.pid}/syscall") as f:
-                    nr = f.read().split(" ", 1)[0].strip()
-            except OSError:
-                return
-            if nr.isdigit() and nr != "1":
-                return
-            time.sleep(0.01)
+        self._wait_until(lambda nr: nr.isdigit() and nr != "1", timeout)
 
     def __enter__(self):
         return self
