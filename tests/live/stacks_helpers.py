@@ -34,7 +34,9 @@ def can_ptrace():
 class Target:
     """A running test program; `with Target("spin_loop") as t: t.pid`."""
 
-    def __init__(self, name, *args, ready_timeout=10):
+    def __init__(self, name, *args, ready_timeout=10, blocked=False):
+        """blocked=True: the program's main thread ends in a blocking call, and
+        the test asserts on it; wait until it sits there (wait_blocked)."""
         self.proc = subprocess.Popen([os.path.join(PROGRAMS, name)] + [str(a) for a in args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.extra_pids = []
@@ -51,7 +53,10 @@ class Target:
             self.kill()
             raise RuntimeError(f"{name} did not become ready")
         self.pid = self.proc.pid
-        self.settle()
+        if blocked:
+            self.wait_blocked()
+        else:
+            self.settle()
 
     def _main_syscall(self):
         """The main thread's /proc/PID/syscall number ("running" when not in

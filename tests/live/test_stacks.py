@@ -46,8 +46,7 @@ class StacksLive(unittest.TestCase):
             assert_running_untraced(self, t.pid)
 
     def test_recv_on_silent_peer(self):
-        with Target("hang_recv_silent_peer") as t:
-            t.wait_blocked()
+        with Target("hang_recv_silent_peer", blocked=True) as t:
             doc, _ = stacks(t.pid)
             proc = doc["processes"][0]
             main = proc["threads"][0]
@@ -99,7 +98,7 @@ class StacksLive(unittest.TestCase):
             assert_running_untraced(self, t.pid)
 
     def test_nccl_like_thread_roles(self):
-        with Target("nccl_like_rank", "collective") as t:
+        with Target("nccl_like_rank", "collective", blocked=True) as t:
             doc, _ = stacks(t.pid)
             roles = {th["name"]: th["role"] for th in doc["processes"][0]["threads"]}
             self.assertEqual(roles["NCCL Progress"], "nccl_proxy_progress")
@@ -108,7 +107,7 @@ class StacksLive(unittest.TestCase):
             assert_running_untraced(self, t.pid)
 
     def test_census_names_the_odd_rank_out(self):
-        targets = [Target("nccl_like_rank", "collective") for _ in range(3)] + [Target("nccl_like_rank", "host")]
+        targets = [Target("nccl_like_rank", "collective", blocked=True) for _ in range(3)] + [Target("nccl_like_rank", "host", blocked=True)]
         try:
             doc, _ = stacks(*[t.pid for t in targets])
             census = doc["census"]

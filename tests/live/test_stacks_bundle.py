@@ -41,7 +41,7 @@ class StacksBundle(unittest.TestCase):
         try:
             for r in range(4):
                 with RankEnv(r):
-                    targets.append(Target("nccl_like_rank", "host" if r == 2 else "collective"))
+                    targets.append(Target("nccl_like_rank", "host" if r == 2 else "collective", blocked=True))
             p = run(["collect", "--out", os.path.join(out, "b"), "--timeout", "20"], timeout=120)
             self.assertIn(p.returncode, (0, 3), p.stderr)
             with open(os.path.join(out, "b", "evidence.json")) as f:
