@@ -103,7 +103,7 @@ class StacksLive(unittest.TestCase):
             roles = {th["name"]: th["role"] for th in doc["processes"][0]["threads"]}
             self.assertEqual(roles["NCCL Progress"], "nccl_proxy_progress")
             self.assertEqual(roles["pt_nccl_watchdg"], "pytorch_watchdog")
-            self.assertTrue(doc["processes"][0]["activity"].startswith("in cudaStreamSynchronize"))
+            self.assertTrue(doc["processes"][0]["activity"].startswith("in cudaStreamSynchronize"), doc["processes"][0]["activity"])
             assert_running_untraced(self, t.pid)
 
     def test_census_names_the_odd_rank_out(self):
