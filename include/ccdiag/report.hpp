@@ -34,6 +34,9 @@ struct Verdict {
   // user has a first thing to check), empty for insufficient_evidence and
   // no_problem_found.
   std::string basis;
+  // For a cause named because it usually lies behind a symptom that the
+  // inputs show (catalogue explained_by): that symptom's id. Empty otherwise.
+  std::string mechanism;
 };
 
 // One step of the layered walk: what the tree concluded at that layer.

@@ -47,7 +47,10 @@ void print_causes(const OutputOptions& o, std::ostream& out) {
     for (const auto& c : cat) {
       nlohmann::json steps = nlohmann::json::array();
       for (const auto& s : c.next_steps) steps.push_back({{"action", s.action}, {"command", s.command}});
-      arr.push_back({{"id", c.id},
+      nlohmann::json behind = nlohmann::json::object();
+      for (const auto& [id, share] : c.explained_by) behind[id] = share;
+      arr.push_back({{"explained_by", behind},
+                     {"id", c.id},
                      {"layer", std::string(to_string(c.layer))},
                      {"description", c.description},
                      {"prior", c.prior},
@@ -73,6 +76,13 @@ void print_causes(const OutputOptions& o, std::ostream& out) {
       out << "- Prior: " << c.prior << "\n";
       out << "- Supporting evidence: " << c.supporting << "\n";
       out << "- Counter-evidence: " << c.counter << "\n";
+      if (!c.explained_by.empty()) {
+        // A symptom: the verdict names the cause behind it (docs/decision-tree.md).
+        out << "- A symptom; when no deeper cause is supported the verdict names the cause most often behind it"
+               " (`verdict.mechanism` keeps this ID):";
+        for (const auto& [id, share] : c.explained_by) out << fmt::format(" `{}` {:.0f}%", id, share * 100);
+        out << "\n";
+      }
       out << "- Next steps:\n";
       for (const auto& s : c.next_steps) {
         out << "  - " << s.action;

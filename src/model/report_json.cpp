@@ -20,6 +20,7 @@ void to_json(nlohmann::json& j, const Verdict& v) {
                      {"culprit", v.culprit},
                      {"summary", v.summary}};
   if (!v.basis.empty()) j["basis"] = v.basis;
+  if (!v.mechanism.empty()) j["mechanism"] = v.mechanism;
 }
 
 void to_json(nlohmann::json& j, const ChainStep& c) {

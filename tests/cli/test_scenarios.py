@@ -41,7 +41,8 @@ class ScenarioCorpus(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(d, "README.md")), name + ": README.md missing")
             doc, p = run_json(scenario_args(d))
             v = doc["verdict"]
-            ok_id = v["root_cause"] == exp["root_cause"]
+            # "mechanism": the symptom a decomposed verdict stands for (verdict.mechanism).
+            ok_id = v["root_cause"] == exp["root_cause"] and v.get("mechanism") == exp.get("mechanism")
             ok_layer = v.get("layer") == exp.get("layer")
             ok_culprit = culprit_matches(exp.get("culprit", {}), v.get("culprit", {}))
             ok_rc = p.returncode == exp["exit_code"]
@@ -69,7 +70,10 @@ class ScenarioCorpus(unittest.TestCase):
         covered = set()
         for exp in glob.glob(os.path.join(SCENARIOS, "*", "expected.json")):
             with open(exp) as f:
-                covered.add(json.load(f)["root_cause"])
+                e = json.load(f)
+                covered.add(e["root_cause"])
+                if "mechanism" in e:
+                    covered.add(e["mechanism"])
         self.assertEqual(sorted(ids - covered), [], "catalogue IDs without a scenario")
 
     def test_shared_cases_are_all_present(self):

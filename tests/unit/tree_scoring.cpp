@@ -229,3 +229,49 @@ TEST_CASE("tree: behind a weak symptom the clear cause leads; the chain says wha
   for (const auto& c : r.chain) noted |= c.note.find("explains bootstrap_unreachable") != std::string::npos;
   CHECK(noted);
 }
+
+TEST_CASE("tree: a clear connectivity symptom with nothing deeper names the cause most often behind it", "[tree]") {
+  EvidenceSet set;
+  auto sym = finding("s", Layer::transport, FindingRole::primary, {{"bootstrap_unreachable", 40}});
+  sym.subject.rank = 3;
+  set.findings.push_back(sym);
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == "wrong_network_interface");
+  CHECK(r.verdict.mechanism == "bootstrap_unreachable");
+  CHECK(r.verdict.basis == "leading_candidate");
+  CHECK(r.verdict.confidence <= 0.3);
+  CHECK(r.verdict.confidence >= 0.15);
+  CHECK(r.verdict.culprit.rank == 3);
+  REQUIRE_FALSE(r.alternatives.empty());
+  CHECK(r.alternatives[0].root_cause == "firewall_blocked_ports");
+  for (const auto& a : r.alternatives) CHECK(a.root_cause != "bootstrap_unreachable");
+  // The symptom's own check is among the next steps.
+  bool port_check = false;
+  for (const auto& s : r.next_steps) port_check |= s.command.find("nc -vz") != std::string::npos;
+  CHECK(port_check);
+}
+
+TEST_CASE("tree: evidence against the usual cause of a symptom moves the verdict to the next one", "[tree]") {
+  EvidenceSet set;
+  set.findings.push_back(finding("s", Layer::transport, FindingRole::primary, {{"bootstrap_unreachable", 40}}));
+  set.findings.push_back(finding("ok-if", Layer::system_config, FindingRole::symptom, {{"wrong_network_interface", 0.05}}));
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == "firewall_blocked_ports");
+  CHECK(r.verdict.mechanism == "bootstrap_unreachable");
+}
+
+TEST_CASE("tree: a faint symptom is not decomposed", "[tree]") {
+  EvidenceSet set;
+  set.findings.push_back(finding("s", Layer::transport, FindingRole::primary, {{"bootstrap_unreachable", 4}}));
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause != "wrong_network_interface");
+  CHECK(r.verdict.mechanism.empty());
+}
+
+TEST_CASE("tree: a QP symptom keeps its id (its causes depend on the fabric)", "[tree]") {
+  EvidenceSet set;
+  set.findings.push_back(finding("s", Layer::transport, FindingRole::primary, {{"ib_transport_retry_exceeded", 60}}));
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == "ib_transport_retry_exceeded");
+  CHECK(r.verdict.mechanism.empty());
+}

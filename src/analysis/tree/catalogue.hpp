@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ccdiag/layer.hpp"
@@ -30,6 +31,12 @@ struct CauseInfo {
   std::string supporting;    // the evidence that supports it
   std::string counter;       // the evidence that argues against it
   std::vector<CauseStep> next_steps;
+  // For a connectivity symptom (what failed, not why: a bootstrap connect that
+  // never succeeds, a retry-exceeded QP): the labelled causes that lie behind
+  // it, each with its share of the incidents that show the symptom. When no
+  // deeper cause is supported, the verdict names the largest share as a
+  // leading candidate (decision_tree.cpp). Empty for every other cause.
+  std::vector<std::pair<std::string, double>> explained_by;
 };
 
 const std::vector<CauseInfo>& cause_catalogue();

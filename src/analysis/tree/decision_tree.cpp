@@ -223,6 +223,8 @@ bool symptom_cause(std::string_view id) {
   return std::find(std::begin(k), std::end(k), id) != std::end(k);
 }
 constexpr double kSymptomCap = 0.6;
+// A symptom is decomposed into its causes only when it is itself this clear.
+constexpr double kDecomposeMin = 0.25;
 constexpr double kNoCauseCap = 0.3;
 // How far (in odds) a weak leader must be ahead of the runner-up to be named.
 constexpr double kLeadMargin = 2.0;
@@ -445,6 +447,8 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
   // to their odds, up to kSymptomCap: "the link failed" is no more certain
   // than the symptom itself, and no less than the cause's own evidence.
   std::optional<CauseScore> inherited;
+  std::string mechanism;  // the symptom a decomposed verdict stands for
+  double mechanism_confidence = 0;
   if (best && symptom_cause(best->cause)) {
     double deeper = 0;
     for (const auto& s : scores)
@@ -459,6 +463,46 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
         best = &*inherited;
         break;
       }
+    }
+  }
+
+  // A connectivity symptom that no supported cause explains ("connect to the
+  // bootstrap root failed", "retry exceeded"): the inputs show what failed,
+  // not why. Its mass passes to the causes that usually lie behind it
+  // (CauseInfo::explained_by), each added to that cause's own odds, and the
+  // largest is named as a leading candidate, never above kNoCauseCap: it is
+  // the first thing to check, not a finding. Only for a clear symptom
+  // (kDecomposeMin): a faint one leaves the verdict insufficient.
+  std::optional<CauseScore> decomposed;
+  if (best && !inherited && best->confidence >= kDecomposeMin) {
+    const CauseInfo* sym = find_cause(best->cause);
+    double top_odds = 0;
+    for (const auto& [id, share] : sym->explained_by) {
+      const CauseInfo* c = find_cause(id);
+      if (!c) continue;
+      // The cause's own evidence, for or against (a probe that found the
+      // interface routable argues against it), scales what the symptom gave.
+      std::map<std::string, double> by_key;
+      for (const auto& h : hyps) {
+        if (h.cause != id) continue;
+        double& w = by_key[h.evidence_key.empty() ? h.why : h.evidence_key];
+        if (w == 0 || std::abs(std::log(h.weight)) > std::abs(std::log(w))) w = h.weight;
+      }
+      double own_ratio = 1.0;
+      for (const auto& kw : by_key) own_ratio *= std::clamp(kw.second, 1e-3, 1e4);
+      const double odds = (c->prior / (1.0 - c->prior) + best->odds * share) * own_ratio;
+      if (odds <= top_odds) continue;
+      top_odds = odds;
+      decomposed = *best;
+      decomposed->cause = id;
+      decomposed->odds = odds;
+      decomposed->confidence = std::min(1.0, best->confidence * share * own_ratio);
+    }
+    if (decomposed) {
+      depth_note = "the cause most often behind " + best->cause + ", the symptom seen (not confirmed)";
+      mechanism = best->cause;
+      mechanism_confidence = best->confidence;
+      best = &*decomposed;
     }
   }
 
@@ -504,7 +548,7 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     u.fields = {{"count", marker_count}, {"lines", marker_lines}, {"unrecognized", true}};
     findings.push_back(std::move(u));
   };
-  const bool strong = best && best->confidence >= kMinConfidence;
+  const bool strong = best && !decomposed && best->confidence >= kMinConfidence;
   // A weak but clear leader: failure evidence votes for one cause well ahead
   // of every other (kLeadMargin in odds), though not enough to promise it.
   // It is named at low confidence (kLeadFloor..kNoCauseCap) with the probe
@@ -519,6 +563,7 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     // Something must have failed: a configuration lead on a job that reports
     // no failure (a 64 MiB /dev/shm and nothing else) is a lead, not a cause.
     if (!any_problem && marker_count == 0) return nullptr;
+    if (decomposed) return &*decomposed;
     const CauseScore* top = nullptr;
     double second = 0;
     for (const auto& s : scores) {
@@ -549,9 +594,21 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     v.summary = leading ? "Leading candidate on weak evidence (no other cause comes close, but nothing confirms it): " +
                               info->description
                         : info->description;
-    if (!why.empty()) v.summary += " Evidence: " + why + ".";
+    if (decomposed && best == &*decomposed)
+      v.summary = "The inputs show " + mechanism + (why.empty() ? std::string() : " (" + why + ")") +
+                  ", a symptom; the cause most often behind it, not confirmed by the inputs: " + info->description;
+    else if (!why.empty())
+      v.summary += " Evidence: " + why + ".";
     if (!v.culprit.empty()) v.summary += " Culprit: " + v.culprit.describe() + ".";
     report.next_steps = next_steps_for(*info, v.culprit);
+    // The symptom's own first check tells its causes apart (is the rendezvous
+    // port reachable at all?): it follows the named cause's steps.
+    if (decomposed && best == &*decomposed) {
+      const auto sym_steps = next_steps_for(*find_cause(mechanism), v.culprit);
+      if (!sym_steps.empty())
+        report.next_steps.insert(report.next_steps.begin() + std::min<ptrdiff_t>(1, std::ssize(report.next_steps)),
+                                 sym_steps.front());
+    }
     if (leading) {
       report.next_steps.push_back(probe_for(info->layer));
       quote_unrecognized();
@@ -619,9 +676,21 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     report.next_steps.push_back(probe_for(Layer::nccl));
   }
 
+  if (!mechanism.empty() && v.root_cause != kInsufficientEvidence) v.mechanism = mechanism;
+  // A decomposed verdict lists the symptom's other causes first: they are
+  // the next things to check.
+  if (decomposed && v.root_cause == decomposed->cause)
+    for (const auto& [id, share] : find_cause(mechanism)->explained_by)
+      if (id != v.root_cause && report.alternatives.size() < 3)
+        report.alternatives.push_back(Alternative{id, round3(mechanism_confidence * share),
+                                                  "also behind " + mechanism + " (" + first_why(*decomposed) + ")"});
   for (const auto& s : scores) {
     if (report.alternatives.size() >= 5) break;
     if (v.layer && s.cause == v.root_cause) continue;
+    if (s.cause == mechanism ||
+        std::any_of(report.alternatives.begin(), report.alternatives.end(),
+                    [&](const Alternative& a) { return a.root_cause == s.cause; }))
+      continue;
     report.alternatives.push_back(Alternative{s.cause, round3(s.confidence), first_why(s)});
   }
 
