@@ -187,3 +187,40 @@ TEST_CASE("fr findings without supports vote by kind", "[tree][rules]") {
   REQUIRE(for_cause(hs, "rank_skips_collective"));
   CHECK(for_cause(hs, "rank_skips_collective")->culprit.rank == 5);
 }
+
+namespace {
+Evidence rank_env(int rank, nlohmann::json env) {
+  Evidence e = ev("ranks.process", "vm", {{"rank", rank}, {"env", std::move(env)}});
+  e.subject.rank = rank;
+  return e;
+}
+}  // namespace
+
+TEST_CASE("skew audit: ranks of one job are compared, not the ranks of another job on the host", "[tree][rules]") {
+  EvidenceSet set;
+  const nlohmann::json job_a = {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "a"}};
+  for (int r = 0; r < 4; ++r) {
+    auto env = job_a;
+    env["NCCL_ALGO"] = "Ring";
+    set.evidence.push_back(rank_env(r, env));
+  }
+  // A second job's rank 0 on the same host, without NCCL_ALGO: not a skew of job a.
+  set.evidence.push_back(rank_env(0, {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29600"}, {"NCCL_IB_HCA", "mlx5_0"}}));
+  CHECK(run_rule(rules::skew_audit, set).empty());
+  // Within job a, one rank with a different algorithm is.
+  auto env = job_a;
+  env["NCCL_ALGO"] = "Tree";
+  set.evidence[3] = rank_env(3, env);
+  const auto hs = run_rule(rules::skew_audit, set);
+  REQUIRE(for_cause(hs, "nccl_config_error"));
+  CHECK(for_cause(hs, "nccl_config_error")->culprit.rank == 3);
+}
+
+TEST_CASE("skew audit: settings that only change NCCL's reporting are no skew", "[tree][rules]") {
+  EvidenceSet set;
+  for (int r = 0; r < 4; ++r)
+    set.evidence.push_back(rank_env(r, r == 0 ? nlohmann::json{{"NCCL_DEBUG", "INFO"}, {"NCCL_RAS_ADDR", "127.0.0.1:44005"},
+                                                                {"NCCL_PROTO", "Simple"}}
+                                              : nlohmann::json{{"NCCL_PROTO", "Simple"}}));
+  CHECK(run_rule(rules::skew_audit, set).empty());
+}

@@ -3,6 +3,7 @@
 // net plugin, MTU, GID index, link rates, PCIe link width/speed) is collected
 // per unit and the minority value names the outlier. With two units and two
 // values there is no majority: the hypothesis is weaker and names no host.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -35,6 +36,31 @@ std::vector<std::pair<std::string, double>> env_causes(const std::string& var) {
   return {{"nccl_config_error", 60}};
 }
 
+// NCCL_* variables that change what NCCL reports or where, not what the job
+// does: a rank run with NCCL_DEBUG=INFO, or one that a RAS client reached
+// through NCCL_RAS_ADDR, is no skew.
+bool diagnostic_only(const std::string& var) {
+  static const char* const k[] = {"NCCL_DEBUG",          "NCCL_DEBUG_SUBSYS",    "NCCL_DEBUG_FILE",
+                                  "NCCL_DEBUG_TIMESTAMP_FORMAT", "NCCL_DEBUG_TIMESTAMP_LEVELS",
+                                  "NCCL_RAS_ADDR",       "NCCL_RAS_ENABLE",      "NCCL_RAS_TIMEOUT_FACTOR",
+                                  "NCCL_TOPO_DUMP_FILE", "NCCL_GRAPH_DUMP_FILE", "NCCL_TOPO_DUMP_FILE_RANK",
+                                  "NCCL_PROFILER_PLUGIN", "NCCL_WARN_ENABLE_DEBUG_INFO"};
+  return std::find(std::begin(k), std::end(k), var) != std::end(k);
+}
+
+// The job a rank process belongs to, from what every rank of one launch
+// shares (the rendezvous address and torchelastic's run id): ranks of two
+// jobs on one host (two small jobs on a shared node, a test harness beside a
+// job) are audited apart. Empty when the environment names none.
+std::string job_of(const Evidence& e) {
+  if (!e.data.contains("env") || !e.data["env"].is_object()) return "";
+  const auto& env = e.data["env"];
+  auto get = [&](const char* k) { return env.contains(k) && env[k].is_string() ? env[k].get<std::string>() : ""; };
+  const std::string addr = get("MASTER_ADDR"), port = get("MASTER_PORT"), run = get("TORCHELASTIC_RUN_ID");
+  if (addr.empty() && port.empty() && run.empty()) return "";
+  return addr + ":" + port + "/" + run;
+}
+
 }  // namespace
 
 void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
@@ -50,10 +76,10 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     return u;
   };
   auto observe = [&](const std::string& name, Layer layer, std::vector<std::pair<std::string, double>> causes,
-                     const Evidence* e, const std::string& value) {
+                     const Evidence* e, const std::string& value, const std::string& unit_suffix = "") {
     auto& a = attrs[name];
     if (a.name.empty()) a = Attribute{name, std::move(causes), layer, {}};
-    const std::string u = unit_of(e->subject);
+    const std::string u = unit_of(e->subject) + unit_suffix;
     for (const auto& o : a.obs)
       if (o.unit == u) return;  // first value per unit (every rank prints the same line)
     a.obs.push_back(Observation{u, e->subject, value, e});
@@ -77,13 +103,24 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     const auto name = str_field(e->data, "name"), value = str_field(e->data, "value");
     if (!name || !value) continue;
     units_with_env.emplace(unit_of(e->subject), e);
+    if (diagnostic_only(*name)) continue;
     observe("env " + *name, Layer::nccl, env_causes(*name), e, *value);
   }
+  std::set<std::string> jobs;
+  std::map<std::string, std::string> job_of_unit, job_of_attr;  // "" for log units
+  for (const auto* e : set.of_kind("ranks.process"))
+    if (e->availability.is_ok()) jobs.insert(job_of(*e));
   for (const auto* e : set.of_kind("ranks.process")) {
     if (!e->availability.is_ok() || !e->data.contains("env") || !e->data["env"].is_object()) continue;
-    units_with_env.emplace(unit_of(e->subject), e);
+    // Several jobs on the host: each is its own audit (its own "unset" set).
+    const std::string job = jobs.size() > 1 ? " (job " + job_of(*e) + ")" : "";
+    units_with_env.emplace(unit_of(e->subject) + job, e);
+    job_of_unit[unit_of(e->subject) + job] = job;
     for (const auto& [k, v] : e->data["env"].items())
-      if (k.rfind("NCCL_", 0) == 0 && v.is_string()) observe("env " + k, Layer::nccl, env_causes(k), e, v.get<std::string>());
+      if (k.rfind("NCCL_", 0) == 0 && v.is_string() && !diagnostic_only(k)) {
+        job_of_attr["env " + k + job] = job;
+        observe("env " + k + job, Layer::nccl, env_causes(k), e, v.get<std::string>(), job);
+      }
   }
   for (const auto* e : set.of_kind("log.net_plugin")) {
     const auto state = str_field(e->data, "state").value_or("");
@@ -117,8 +154,12 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     if (name.rfind("env ", 0) == 0) {
       std::set<std::string> have;
       for (const auto& o : a.obs) have.insert(o.unit);
-      for (const auto& [u, e] : units_with_env)
+      const auto aj = job_of_attr.find(name);
+      for (const auto& [u, e] : units_with_env) {
+        const auto uj = job_of_unit.find(u);
+        if ((aj == job_of_attr.end() ? "" : aj->second) != (uj == job_of_unit.end() ? "" : uj->second)) continue;
         if (!have.count(u)) a.obs.push_back(Observation{u, e->subject, "<unset>", e});
+      }
     }
     std::map<std::string, std::vector<const Observation*>> by_value;
     for (const auto& o : a.obs) by_value[o.value].push_back(&o);
