@@ -84,6 +84,15 @@ TEST_CASE("log cues: failure markers", "[tree][cues]") {
   CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22"));
   CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO Channel 00/02 : 0 1"));
   CHECK_FALSE(is_failure_marker("step 100 loss 1.234"));
+  // Names and settings that contain a failure word report nothing (a torchrun start-up banner).
+  CHECK_FALSE(is_failure_marker("NCCL_ASYNC_ERROR_HANDLING: 1"));
+  CHECK_FALSE(is_failure_marker("TIMEOUT(ms): 5000"));
+  CHECK_FALSE(is_failure_marker("$ python -m torch.distributed.run --nproc_per_node=2 test_nccl_timeout.py"));
+  CHECK_FALSE(is_failure_marker("I1028 12:13:38.405081 632355 ProcessGroupNCCL.cpp:843] [Rank 0] NCCL watchdog thread started!"));
+  CHECK(is_failure_marker("[E ProcessGroupNCCL.cpp:737] [Rank 0] Watchdog caught collective operation timeout"));
+  CHECK(is_failure_marker("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970"));
+  CHECK(is_failure_marker("socket timeout after 30s"));
+  CHECK(is_failure_marker("Timeout: waited 1800 s for the store"));
 }
 
 TEST_CASE("line prefixes: grep, compose, kubectl, mpirun, Ray, logging, Markdown quotes", "[logs][prefix]") {

@@ -433,18 +433,61 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
   return out;
 }
 
+namespace {
+
+char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
+
+// Whether `word` (lower case) occurs as a failure word, not as part of a name
+// or a setting: "ASYNC_ERROR_HANDLING", "test_nccl_timeout.py" and
+// "TIMEOUT(ms): 5000" (a settings echo) name an error without reporting one;
+// "RuntimeError", "failed", "errors: 3" report one.
+bool failure_word(const LineText& line, std::string_view word) {
+  if (!line.has_ci(word)) return false;
+  const std::string_view t = line.text();
+  for (size_t i = 0; i + word.size() <= t.size(); ++i) {
+    size_t k = 0;
+    while (k < word.size() && fold(t[i + k]) == word[k]) ++k;
+    if (k != word.size()) continue;
+    const size_t end = i + word.size();
+    if (i > 0 && t[i - 1] == '_') continue;
+    if (end < t.size() && t[end] == '_') continue;
+    // A timeout setting echoed: the word, an optional unit, then ':' or '='
+    // and a number ("exitcode  : 1" is a report, not a setting).
+    if (word != "timeout") return true;
+    size_t j = end;
+    for (std::string_view unit : {"(ms)", "(s)", "ms", "_ms", "_s"})
+      if (t.substr(j, unit.size()) == unit) {
+        j += unit.size();
+        break;
+      }
+    while (j < t.size() && t[j] == ' ') ++j;
+    if (j < t.size() && (t[j] == ':' || t[j] == '=')) {
+      ++j;
+      while (j < t.size() && t[j] == ' ') ++j;
+      if (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool is_failure_marker(const LineText& line) {
   if (line.text().size() < 4) return false;
   // NCCL INFO lines are set-up chatter, except an error breadcrumb ("file.cc:123 -> 2").
   if (line.has("NCCL INFO")) return line.has(" -> ") && !line.has(" -> 0");
   static const char* const kExact[] = {"NCCL WARN", "Traceback (most recent call last)", "Xid", "Segmentation fault",
                                        "core dumped", "Killed", "SIGABRT", "SIGSEGV", "SIGKILL", "SIGTERM", "ERR!",
-                                       "Watchdog caught", "watchdog", "Unable to", "Could not", "could not",
+                                       // The watchdog reporting, not the watchdog starting ("NCCL
+                                       // watchdog thread started!" is set-up chatter).
+                                       "Watchdog caught", "watchdog got stuck", "Watchdog got stuck",
+                                       "Unable to", "Could not", "could not",
                                        "Cannot", "cannot", "PORT_DOWN", "State: Down"};
   for (const char* k : kExact)
     if (line.has(k)) return true;
   for (const char* k : {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception", "exitcode"}) {
-    if (!line.has_ci(k)) continue;
+    if (!failure_word(line, k)) continue;
     // Settings and counters that merely name an error ("NCCL_IB_TIMEOUT=22", "errors: 0", "error_file: <N/A>").
     if (line.has_ci("error_file") || line.has_ci("errors: 0") || line.has_ci("error: 0") || line.has("_TIMEOUT") ||
         line.has("exitcode  : 0") || line.has("exitcode: 0"))
