@@ -187,3 +187,47 @@ TEST_CASE("log facts: systemctl status of a failed fabric manager", "[tree][logf
             .findings_with("log.fabric_manager_failed")
             .size() == 1);
 }
+
+TEST_CASE("log facts: a pasted stack inside NCCL's launch path points at NCCL; a waiting or idle one does not",
+          "[tree][logfacts]") {
+  // gdb `thread apply all bt`: the main thread blocked in a launch NCCL issued.
+  const auto gdb = extract(
+      "Thread 1 (Thread 0x7f00aa000740 (LWP 4242)):\n"
+      "#0  0x00007f00a1000c50 in ?? () from /lib/x86_64-linux-gnu/libcuda.so.1\n"
+      "#1  0x00007f00a0e67f06 in cudaLaunchKernel () from /usr/lib/libcudart.so.12\n"
+      "#2  0x00007f00b07d6cf9 in ncclStrongStreamLaunchKernel(ncclCudaGraph, ncclStrongStream*, void*) () from libnccl.so.2\n"
+      "#3  0x00007f00b07a56c8 in ncclLaunchKernel(ncclComm*, ncclKernelPlan*) () from libnccl.so.2\n"
+      "#4  0x00007f00b07c494d in ncclGroupEndInternal() () from libnccl.so.2\n"
+      "#5  0x00007f00b0794f4c in c10d::ProcessGroupNCCL::allreduce(...) () from libtorch_cuda.so\n");
+  const auto fs = gdb.findings_with("log.stack_in_nccl_launch");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0]->layer == Layer::nccl);
+  CHECK(fs[0]->summary.find("ncclStrongStreamLaunchKernel <- ncclLaunchKernel <- ncclGroupEndInternal") !=
+        std::string::npos);
+  REQUIRE_FALSE(fs[0]->supports.empty());
+  CHECK(fs[0]->supports[0].cause == "nccl_bug");
+  CHECK(fs[0]->provenance[0].line == 2);
+  // py-spy --native: the same, one frame per indented line.
+  const auto pyspy = extract(
+      "Thread 77 (active): \"MainThread\"\n"
+      "    sched_yield (libc.so.6)\n"
+      "    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:1200)\n"
+      "    doLaunches (group.cc:150)\n"
+      "    ncclGroupEndInternal (group.cc:400)\n"
+      "    all_reduce (torch/distributed/distributed_c10d.py:2500)\n");
+  CHECK(pyspy.findings_with("log.stack_in_nccl_launch").size() == 1);
+  // An idle proxy thread and a main thread waiting for its stream are where
+  // every healthy or peer-blocked rank sits.
+  const auto idle = extract(
+      "Thread 78 (idle): \"NCCL Progress\"\n"
+      "    pthread_cond_wait (libc.so.6)\n"
+      "    ncclProxyProgress (proxy.cc:900)\n"
+      "Thread 77 (active): \"MainThread\"\n"
+      "    cudaStreamSynchronize (libcudart.so.12)\n"
+      "    c10d::ProcessGroupNCCL::WorkNCCL::synchronize (ProcessGroupNCCL.cpp:700)\n");
+  CHECK(idle.findings_with("log.stack_in_nccl_launch").empty());
+  // A Python traceback is no stack of frames.
+  CHECK(extract("Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    ncclGroupEnd()\n")
+            .findings_with("log.stack_in_nccl_launch")
+            .empty());
+}

@@ -46,9 +46,88 @@ std::optional<std::pair<int, std::vector<double>>> matrix_row(std::string_view l
   return std::make_pair(row, std::move(values));
 }
 
+constexpr size_t kMaxFrames = 256;
+
+bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '~'; }
+
+// The function of one stack frame line, or nothing when the line is no frame:
+//   gdb / eu-stack  "#3  0x00007f.. in ncclGroupEnd () from libnccl.so.2", "#0  foo (a=1) at x.c:3"
+//   py-spy          "    ncclLaunchKernel (enqueue.cc:968)", "    sched_yield (libc.so.6)"
+std::optional<std::string> frame_function(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  const size_t indent = i;
+  if (i < line.size() && line[i] == '#') {
+    ++i;
+    const size_t d = i;
+    while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+    if (i == d) return std::nullopt;
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (line.substr(i, 2) == "0x") {
+      while (i < line.size() && line[i] != ' ') ++i;
+      while (i < line.size() && line[i] == ' ') ++i;
+      if (line.substr(i, 3) == "in ") i += 3;
+    }
+    if (line.substr(i, 2) == "??") return std::string("??");  // a frame gdb could not name
+  } else if (indent < 2) {
+    return std::nullopt;  // py-spy indents every frame
+  }
+  const size_t b = i;
+  while (i < line.size() && is_ident(line[i])) ++i;
+  if (i == b || i >= line.size()) return std::nullopt;
+  // gdb: "name (args)" or "name(types) ()"; py-spy: "name (file:line)".
+  const bool spaced = line[i] == ' ' && i + 1 < line.size() && line[i + 1] == '(';
+  if (line[indent] == '#') {
+    if (line[i] != '(' && !spaced) return std::nullopt;
+  } else if (!spaced || line.back() != ')') {
+    // py-spy always writes "name (where)"; "    foo(x)" is a line of Python source.
+    return std::nullopt;
+  }
+  return std::string(line.substr(b, i - b));
+}
+
+bool nccl_function(std::string_view f) {
+  return f.rfind("nccl", 0) == 0 || f == "groupLaunch" || f == "doLaunches";
+}
+
+// NCCL's host path of a collective launch: enqueueing, the group end, the
+// kernel launch on its strong stream. A thread found there is inside NCCL.
+bool nccl_launch_path(std::string_view f) {
+  for (std::string_view p : {"ncclLaunch", "ncclStrongStream", "ncclGroupEnd", "ncclEnqueueCheck", "groupLaunch",
+                             "doLaunches", "ncclPrepareTasks"})
+    if (f.rfind(p, 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
+void PastedBlocks::close_stack() {
+  if (!in_nccl_launch_) {
+    for (size_t k = 0; k < frames_.size(); ++k) {
+      if (!nccl_function(frames_[k])) continue;
+      // The innermost NCCL frame decides; an idle proxy thread or a comm
+      // being destroyed is elsewhere in NCCL and says nothing here.
+      if (nccl_launch_path(frames_[k])) {
+        std::string chain = frames_[k];
+        for (size_t o = k + 1; o < frames_.size() && o < k + 4; ++o)
+          if (nccl_function(frames_[o])) chain += " <- " + frames_[o];
+        in_nccl_launch_ = Hit{frames_line_, chain};
+      }
+      break;
+    }
+  }
+  frames_.clear();
+}
+
 void PastedBlocks::line(const std::string& text, int64_t lineno) {
+  // ---- pasted stacks: one thread's frames until a line that is no frame
+  if (auto fn = frame_function(text)) {
+    if (frames_.empty()) frames_line_ = lineno;
+    if (frames_.size() < kMaxFrames) frames_.push_back(std::move(*fn));
+    return;
+  }
+  if (!frames_.empty()) close_stack();
+
   // ---- p2pBandwidthLatencyTest matrices
   if (has(text, "P2P=Disabled") || has(text, "P2P=Enabled")) {
     open_matrix_.reset();
@@ -119,6 +198,13 @@ void PastedBlocks::finish(const std::string& source, const std::string& host, Ev
         {{"iommu_blocks_p2p", 12}, {"pcie_acs_p2p_blocked", 6}, {"gpu_driver_p2p_bug", 3}});
     break;
   }
+  if (!frames_.empty()) close_stack();
+  if (in_nccl_launch_)
+    add("log.stack_in_nccl_launch", Layer::nccl,
+        "a pasted stack shows a thread inside NCCL's own launch path on the host (" + in_nccl_launch_->text +
+            "): NCCL itself is stuck there, not waiting for a peer (an NCCL defect, or launches blocked behind "
+            "CUDA_LAUNCH_BLOCKING / graph capture)",
+        in_nccl_launch_->lineno, in_nccl_launch_->text, {{"nccl_bug", 5}, {"cuda_graph_or_stream_misuse", 2}});
   if (fm_failed_)
     add("log.fabric_manager_failed", Layer::system_config,
         "the NVIDIA fabric manager service failed or is not running (NVSwitch fabric not set up)", fm_failed_->lineno,

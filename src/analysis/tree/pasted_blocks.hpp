@@ -10,6 +10,12 @@
 //     "Active: failed" / "Active: inactive (dead)", and the journal's
 //     "nvidia-fabricmanager.service: Failed ..." -> log.fabric_manager_failed.
 //
+//   A pasted stack (gdb `bt` / `thread apply all bt`, eu-stack, py-spy
+//     dump --native): a thread whose innermost NCCL frame is NCCL's own host
+//     path of a collective launch (ncclLaunchKernel, ncclStrongStream*,
+//     ncclGroupEnd, ncclEnqueueCheck) is inside the library, not waiting for
+//     a peer -> log.stack_in_nccl_launch.
+//
 // Pure and streaming: one line at a time, findings at finish().
 #pragma once
 
@@ -43,6 +49,11 @@ class PastedBlocks {
     std::string text;
   };
   std::optional<Hit> fm_failed_;
+  // The frames of the stack being read, innermost first (function names).
+  std::vector<std::string> frames_;
+  int64_t frames_line_ = 0;
+  void close_stack();
+  std::optional<Hit> in_nccl_launch_;  // "ncclLaunchKernel <- ncclGroupEnd" and the first frame's line
 };
 
 }  // namespace ccdiag
