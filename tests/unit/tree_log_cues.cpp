@@ -331,3 +331,98 @@ TEST_CASE("log cues: a host-local or link-local interface in NCCL's list; store 
                           "Wait timeout for key(s): 0"),
                 "store_wait_timeout", Layer::framework));
 }
+
+namespace {
+
+bool cue_supports(const std::vector<LogCue>& cues, const std::string& id, const std::string& cause) {
+  for (const auto& c : cues)
+    if (c.id == id)
+      for (const auto& s : c.supports)
+        if (s.cause == cause && s.weight > 1) return true;
+  return false;
+}
+
+}  // namespace
+
+// NCCL's own WARN texts (src/misc/argcheck.cc, init.cc, enqueue.cc, group.cc, graph/xml.cc,
+// transport/net_ib/*.cc), as NCCL prints them.
+TEST_CASE("log cues: NCCL's argument, capture, topology-file and HCA checks name the fault", "[tree][cues]") {
+  // argcheck.cc: the caller handed NCCL something wrong.
+  CHECK(cue_supports(line_cues("h:1:2 [0] misc/argcheck.cc:40 NCCL WARN Reduce : invalid root 0 (root should be in "
+                               "the 0..0 range)"),
+                     "nccl_api_misuse", "user_code_bug"));
+  CHECK(cue_supports(line_cues("Broadcast : sendbuff (nil) is not a valid pointer"), "nccl_api_misuse",
+                     "user_code_bug"));
+  CHECK(cue_supports(line_cues("h:1:2 [0] init.cc:840 NCCL WARN comm 0x7fdee40000c0 has already been destroyed"),
+                     "nccl_api_misuse", "user_code_bug"));
+  CHECK(cue_supports(line_cues("h:1:2 [1] misc/argcheck.cc:24 NCCL WARN AllReduce : sendbuff allocated on device 0 "
+                               "mismatchs with NCCL device 1"),
+                     "nccl_buffer_other_device", "wrong_device_binding"));
+  CHECK(cue_supports(line_cues("h:1:2 [0] enqueue.cc:2596 NCCL WARN Streams given to a communicator within a NCCL "
+                               "group must either be all uncaptured or all captured by the same graph."),
+                     "nccl_capture_mix", "cuda_graph_or_stream_misuse"));
+  // An injected topology / graph XML.
+  CHECK(cue_supports(line_cues("h:1:2 [0] graph/xml.cc:498 NCCL WARN getXmlFromCpu: Unknown CPU architecture"),
+                     "nccl_topology_xml_unusable", "nccl_config_error"));
+  CHECK(cue_supports(line_cues("h:1:2 [0] graph/xml.cc:394 NCCL WARN XML Topology has wrong version 1, 2 needed"),
+                     "nccl_topology_xml_unusable", "nccl_config_error"));
+  // HCA selection mixing link types; a device NCCL listed but cannot open.
+  CHECK(cue_supports(line_cues("h:1:2 [0] transport/net_ib/connect.cc:987 NCCL WARN NET/IB : Attempted to connect "
+                               "incompatible devices: [0]mlx5_0:1/IB and [1]mlx5_2:1/RoCE. Try selecting NICs of "
+                               "only one link type using NCCL_IB_HCA"),
+                     "nccl_ib_incompatible_devices", "unusable_hca_selected"));
+  CHECK(cue_supports(line_cues("h:1:2 [0] transport/net_ib/init.cc:334 NCCL WARN NET/IB : Unable to open device "
+                               "mlx5_3"),
+                     "nccl_ib_device_unusable", "unusable_hca_selected"));
+  CHECK(cue_supports(line_cues("h:1:2 [0] misc/cudawrap.cc:285 NCCL WARN CUDA Driver version found is 11040. "
+                               "Minimum requirement is 12000"),
+                     "nccl_cuda_driver_too_old", "driver_library_mismatch"));
+  // The same words in other contexts are no such cue.
+  CHECK_FALSE(cue_supports(line_cues("h:1:2 [0] NCCL INFO Using network IB"), "nccl_api_misuse", "user_code_bug"));
+}
+
+TEST_CASE("verdicts: NCCL rejecting a call's arguments is the caller's bug", "[tree][verdict]") {
+  const Report r = diagnose_text(
+      "h:2396:2428 [0] NCCL INFO Bootstrap : Using [0]enp0s25:10.0.0.1<0>\n"
+      "NCCL version 2.5.6+cuda10.2\n"
+      "h:2396:2428 [0] misc/argcheck.cc:40 NCCL WARN Reduce : invalid root 0 (root should be in the 0..0 range)\n"
+      "h:2396:2428 [0] NCCL INFO enqueue.cc:447 -> 4\n"
+      "terminate called after throwing an instance of 'std::runtime_error'\n"
+      "  what():  NCCL Error 4: invalid argument\n");
+  CHECK(r.verdict.root_cause == "user_code_bug");
+  REQUIRE(r.verdict.layer);
+  CHECK(*r.verdict.layer == Layer::framework);
+}
+
+TEST_CASE("log facts: IB completion errors in the NCCL 2.28.7+ wording (status name and number)", "[tree][facts]") {
+  for (const char* status : {"status=IBV_WC_RETRY_EXC_ERR(12)", "status=12"}) {
+    EvidenceSet set;
+    extract_log_facts(std::string("h1:1234:1300 [3] transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion "
+                                  "from peer 10.0.0.2<43210> with ") +
+                          status + " opcode=IBV_WC_SEND(0) vendor_err=129 hca mlx5_0\n",
+                      "t.log", "", set);
+    bool found = false;
+    for (const auto& f : set.findings)
+      if (f.id == "log.ib_completion_error") found = f.fields.value("status", 0) == 12;
+    CHECK(found);
+  }
+}
+
+TEST_CASE("log facts: a traceback frame's source line is context, not a failure report", "[tree][facts]") {
+  const Report r = diagnose_text(
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/lib/python3/dist-packages/ray/_private/worker.py\", line 937, in get_objects\n"
+      "    values, debugger_breakpoint = worker.get_objects(object_refs, timeout=timeout)\n"
+      "  File \"/app/train.py\", line 12, in main\n"
+      "    raise RuntimeError(\"failed: \" + msg)\n");
+  size_t quoted = 0;
+  for (const auto& f : r.findings) {
+    CHECK(f.id != "log.python_exception");  // a source line is no uncaught exception
+    if (f.id == "log.unrecognized_failure") {
+      CHECK(f.summary.find("debugger_breakpoint") == std::string::npos);
+      CHECK(f.summary.find("raise RuntimeError") == std::string::npos);
+      ++quoted;
+    }
+  }
+  CHECK(quoted == 1);  // the Traceback line itself still marks a failure
+}

@@ -302,6 +302,9 @@ struct Extractor {
   bool collective_failed = false;
   std::vector<size_t> rank_exits;  // indices of log.rank_exited in set.findings
   nlohmann::json marker_lines = nlohmann::json::array();
+  // The line after a Python traceback's frame header ('File "x.py", line 12, in f') is that frame's
+  // source code: "raise RuntimeError(...)" or "timeout=timeout" there is context, not a report.
+  bool source_line_next = false;
 
   Subject subject_of(const LineWho& w) {
     Subject s;
@@ -370,7 +373,7 @@ struct Extractor {
     static const Field comm_id("commId 0x", R"(commId (0x[0-9a-f]+))");
     static const Field peer("Access Peer", R"(Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+))");
     static const Field nranks("nranks ", R"(nranks (\d+))");
-    static const Field ib_completion("Got completion", R"(NET/IB ?: Got completion (?:from peer (\S+) )?with (?:status=|error )(\d+))");
+    static const Field ib_completion("Got completion", R"(NET/IB ?: Got completion (?:from peer (\S+) )?with (?:status=(?:[A-Za-z_ ]+\()?|error )(\d+))");
     static const Field hca("hca ", R"(hca (\S+))");
     static const Field watchdog_fields("SeqNum=", R"(SeqNum=(\d+), OpType=(\w+).*?Timeout\(ms\)=(\d+))");
     static const Field watchdog_numel("NumelIn=", R"(NumelIn=(\d+), NumelOut=(\d+))");
@@ -540,12 +543,14 @@ struct Extractor {
       f.supports = std::move(c.supports);
       f.fields = {{"subsystem", c.subsystem}, {"cue", true}};
     }
-    if (is_failure_marker(lt)) {
+    const bool source_line = source_line_next;
+    source_line_next = lt.has("File \"") && lt.has("\", line ");
+    if (!source_line && is_failure_marker(lt)) {
       ++markers;
       if (marker_lines.size() < kMaxMarkers)
         marker_lines.push_back({{"source", source}, {"line", lineno}, {"text", text.substr(0, 240)}});
     }
-    if ((lt.has("Error: ") || lt.has("Exception: ")) && py_exc.find(lt, &g1, &g2) &&
+    if (!source_line && (lt.has("Error: ") || lt.has("Exception: ")) && py_exc.find(lt, &g1, &g2) &&
         !is_distributed_exception(lt)) {
       auto& f = finding("log.python_exception", Layer::framework, Severity::error, FindingRole::primary,
                         "uncaught " + g1 + " in the training script", w, lineno, text);
