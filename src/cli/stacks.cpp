@@ -18,6 +18,7 @@
 #include "collectors/collector.hpp"
 #include "collectors/proc/rank_discovery.hpp"
 #include "collectors/stacks/stacks.hpp"
+#include "sys/object_cache.hpp"
 #include "sys/probe_runner.hpp"
 
 namespace ccdiag {
@@ -30,8 +31,28 @@ struct StacksCliOptions {
   bool no_lines = false;
   bool all_lines = false;
   int deadline_ms = 200;
+  std::string symbol_cache;  // --symbol-cache DIR
+  bool no_symbol_cache = false;
   OutputOptions output;
 };
+
+// --symbol-cache, else CCDIAG_SYMBOL_CACHE, else the per-user default; "" when
+// disabled or refused (the warning says why: a capture never fails over it).
+std::string symbol_cache_dir(const StacksCliOptions& opts, std::ostream& err) {
+  if (opts.no_symbol_cache) return "";
+  std::string dir = opts.symbol_cache;
+  if (dir.empty())
+    if (const char* e = std::getenv("CCDIAG_SYMBOL_CACHE"); e && *e) dir = e;
+  if (dir == "off" || dir == "none") return "";
+  if (dir.empty()) dir = default_object_cache_dir();
+  if (dir.empty()) return "";
+  auto c = ObjectCache::open(dir);
+  if (!c) {
+    err << "ccdiag: warning: symbol cache not used: " << c.error().one_line() << '\n';
+    return "";
+  }
+  return c->dir();
+}
 
 void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, const Census& census) {
   for (const auto& p : procs) {
@@ -116,6 +137,7 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   so.file_lines = !opts.no_lines;
   so.runtime_lines = opts.all_lines;
   so.capture.stop_deadline = std::chrono::milliseconds(opts.deadline_ms);
+  so.symbol_cache_dir = symbol_cache_dir(opts, ctx.err);
   const std::string host = read_hostname(root);
 
   std::vector<ProbeSpec> specs;
@@ -173,6 +195,10 @@ void register_stacks(CLI::App& app, CommandContext& ctx) {
                 "file:line also for libc/ld.so/libstdc++ frames (loads their separate debuginfo: slower)");
   sub->add_option("--stop-deadline-ms", opts->deadline_ms, "Longest wait for all threads to stop (default 200)")
       ->check(CLI::Range(1, 10000));
+  sub->add_option("--symbol-cache", opts->symbol_cache,
+                  "Symbol cache directory (default $XDG_CACHE_HOME/ccdiag or ~/.cache/ccdiag; root: root's own; "
+                  "env CCDIAG_SYMBOL_CACHE)");
+  sub->add_flag("--no-symbol-cache", opts->no_symbol_cache, "Neither read nor write the symbol cache");
   add_output_flags(sub, opts->output, false);
   sub->footer(
       "Examples:\n"

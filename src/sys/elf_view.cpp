@@ -137,6 +137,7 @@ std::vector<ElfSection> ElfView::sections() const {
     s.size = sh.sh_size;
     s.entsize = sh.sh_entsize;
     s.link = sh.sh_link;
+    s.info = sh.sh_info;
     out.push_back(s);
   }
   return out;

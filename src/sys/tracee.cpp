@@ -185,20 +185,41 @@ Result<ProcessCapture> capture_process(const CaptureInput& in, const CaptureOpti
   ProcessCapture cap;
   cap.pid = in.pid;
   std::unordered_map<pid_t, size_t> index;
-  auto add_thread = [&](pid_t tid, char state) {
+  // [sp - red zone, sp + window) clipped to the mapping that holds sp.
+  auto window_of = [&](uint64_t sp) {
+    const uint64_t lo = sp > kRedZone ? sp - kRedZone : 0;
+    uint64_t hi = lo + opts.window_bytes + kRedZone;
+    for (const auto& m : in.mappings)
+      if (m.start <= sp && sp < m.end) {
+        hi = std::min(hi, m.end);
+        break;
+      }
+    return AddressRange{lo, hi};
+  };
+  std::vector<size_t> prefault;  // bytes per thread to touch before the stop
+  auto add_thread = [&](pid_t tid, char state, uint64_t sp_hint) {
     ThreadCapture t;
     t.tid = tid;
     t.state_before = state;
-    t.window.reserve(opts.window_bytes + kRedZone);
+    // The whole window when sp is unknown; else what it will hold, plus a
+    // page of slack for a thread that moved a little before it stopped.
+    size_t want = opts.window_bytes + kRedZone;
+    if (sp_hint) {
+      const AddressRange w = window_of(sp_hint);
+      want = std::min<size_t>(want, static_cast<size_t>(w.end - w.start) + 4096);
+    }
+    t.window.reserve(want);
+    prefault.push_back(want);
     index[tid] = cap.threads.size();
     cap.threads.push_back(std::move(t));
   };
-  for (size_t i = 0; i < in.tids.size(); ++i) add_thread(in.tids[i], i < in.states.size() ? in.states[i] : '?');
+  for (size_t i = 0; i < in.tids.size(); ++i)
+    add_thread(in.tids[i], i < in.states.size() ? in.states[i] : '?', i < in.sp_hints.size() ? in.sp_hints[i] : 0);
   // Pre-pay the page faults of the copy buffers before anything stops
   // (a fault costs ~13 us on a VM; 100 windows would double the pause).
-  for (auto& t : cap.threads) {
-    t.window.resize(opts.window_bytes + kRedZone);
-    t.window.clear();
+  for (size_t i = 0; i < cap.threads.size(); ++i) {
+    cap.threads[i].window.resize(prefault[i]);
+    cap.threads[i].window.clear();
   }
 
   SignalBlock block;
@@ -296,7 +317,7 @@ Result<ProcessCapture> capture_process(const CaptureInput& in, const CaptureOpti
       bool added = false;
       for (pid_t tid : in.list_tids()) {
         if (index.count(tid)) continue;
-        add_thread(tid, '?');
+        add_thread(tid, '?', 0);
         auto& t = cap.threads.back();
         const int err = set.seize(tid);
         if (err != 0) {
@@ -325,14 +346,11 @@ Result<ProcessCapture> capture_process(const CaptureInput& in, const CaptureOpti
       cap.copy_budget_exceeded = true;
       continue;  // registers only: the unwinder reports a one-frame stack
     }
-    const uint64_t lo = t.regs.sp > kRedZone ? t.regs.sp - kRedZone : 0;
-    uint64_t hi = lo + opts.window_bytes + kRedZone;
-    for (const auto& m : in.mappings)
-      if (m.start <= t.regs.sp && t.regs.sp < m.end) {
-        hi = std::min(hi, m.end);
-        break;
-      }
-    t.window.resize(hi - lo);
+    const AddressRange w = window_of(t.regs.sp);
+    const uint64_t lo = w.start;
+    // Past the reserved size only when sp moved since /proc showed it: the
+    // growth then faults inside the pause, which is the old cost, bounded.
+    t.window.resize(w.end - w.start);
     // Read through this thread's tid: with a zombie leader, the pid has no mm.
     const size_t n = LiveMemoryReader(t.tid).read(lo, t.window.data(), t.window.size());
     t.window.resize(n);

@@ -11,6 +11,7 @@
 #include "ccdiag/thread_roles.hpp"
 #include "collectors/proc/proc_parse.hpp"
 #include "collectors/python/python_stacks.hpp"
+#include "collectors/stacks/object_symbols.hpp"
 #include "collectors/stacks/unwind.hpp"
 #include "sys/memory_reader.hpp"
 
@@ -104,9 +105,14 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
     t.wchan = root.read_line(td + "/wchan").value_or("");
     if (t.wchan == "0") t.wchan.clear();
     const std::string sc = root.read_line(td + "/syscall").value_or("");
-    if (auto p = parse_syscall_line(sc); p && !p->running && p->nr >= 0) {
-      t.syscall_nr = p->nr;
-      t.syscall = syscall_name(p->nr);
+    uint64_t sp_hint = 0;
+    if (auto p = parse_syscall_line(sc); p && !p->running) {
+      // A blocked thread's sp stays put across the stop: it sizes the copy buffer.
+      sp_hint = p->sp;
+      if (p->nr >= 0) {
+        t.syscall_nr = p->nr;
+        t.syscall = syscall_name(p->nr);
+      }
     }
     t.blocked_in = describe_blocked(root, pid, sc, t.wchan);
     // A D thread will not stop for ptrace: its kernel stack is the evidence
@@ -119,6 +125,7 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
     if (state != 'Z' && state != 'X' && (!live_tid || tid == pid)) live_tid = tid;
     in.tids.push_back(tid);
     in.states.push_back(state);
+    in.sp_hints.push_back(sp_hint);
     ps.threads.push_back(std::move(t));
   }
   if (ps.threads.empty()) return make_error("no threads listed", dir + "/task");
@@ -153,6 +160,10 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
   UnwindOptions uo;
   uo.file_lines = opts.file_lines;
   uo.runtime_lines = opts.runtime_lines;
+  std::optional<ObjectCache> symbol_cache;
+  if (!opts.symbol_cache_dir.empty())
+    if (auto c = ObjectCache::open(opts.symbol_cache_dir)) symbol_cache.emplace(std::move(*c));
+  uo.cache = symbol_cache ? &*symbol_cache : nullptr;
   std::map<pid_t, UnwindResult> unwound;
   if (!uthreads.empty()) {
     unwound = unwind_threads(live_tid, uthreads, memory, uo, &perr);

@@ -25,6 +25,9 @@ struct StacksOptions {
   bool file_lines = true;
   bool runtime_lines = false;  // file:line for libc/ld.so/libstdc++ frames too (slow: separate debuginfo)
   bool python = true;           // interleave CPython frames (collectors/python/)
+  // Per-user symbol cache directory (sys/object_cache.hpp); "" = no cache.
+  // Checked again in the capture child: a refused directory means no cache.
+  std::string symbol_cache_dir;
   CaptureOptions capture;
 };
 

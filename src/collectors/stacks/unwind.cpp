@@ -1,11 +1,11 @@
 #include "collectors/stacks/unwind.hpp"
 
+#include "collectors/stacks/object_symbols.hpp"
+
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,31 +31,6 @@ namespace {
 
 // find_elf has no user argument: the pid whose root files are opened under.
 thread_local pid_t tl_root_pid = 0;
-
-// Opens a mapped file as the target sees it: <path> resolved inside
-// /proc/PID/root, symlinks included, never escaping it (openat2
-// RESOLVE_IN_ROOT, Linux 5.6+). Only regular files are accepted.
-int open_in_target_root(pid_t pid, const char* path) {
-  const std::string rootdir = "/proc/" + std::to_string(pid) + "/root";
-  const int dfd = ::open(rootdir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return -1;
-  open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  int fd = static_cast<int>(::syscall(SYS_openat2, dfd, path, &how, sizeof how));
-  const int err = errno;
-  ::close(dfd);
-  if (fd < 0) {
-    errno = err;
-    return -1;
-  }
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 int find_elf_in_target(Dwfl_Module* mod, void** userdata, const char* module_name, Dwarf_Addr base,
                        char** file_name, Elf** elfp) {
@@ -215,24 +190,35 @@ std::map<pid_t, UnwindResult> unwind_threads(pid_t pid, const std::vector<Unwind
     }
   }
 
-  // Symbolise with a second session that may load local debuginfo.
-  DwflPtr sym = report_modules(&kSymbolCallbacks, pid, nullptr);
+  // The second session may load local debuginfo (~100 ms for libc's): it is
+  // started only when something needs it — a retry below, a file:line not in
+  // the cached memo, a name the symbol index cannot give.
+  DwflPtr sym;
+  bool sym_tried = false;
+  auto sym_session = [&]() -> Dwfl* {
+    if (!sym_tried) {
+      sym_tried = true;
+      sym = report_modules(&kSymbolCallbacks, pid, nullptr);
+      if (sym && !dwfl_attach_state(sym.get(), nullptr, pid, &kThreadCallbacks, &snap)) sym.reset();
+    }
+    return sym.get();
+  };
   // A PC without an .eh_frame FDE (e.g. libc's __clone3 right after the
   // syscall, in the thread that called pthread_create) needs .debug_frame from
   // the separate debuginfo: retry only those short, failed walks with the
   // session that may load it (~100 ms once for libc, so never by default).
-  if (sym && dwfl_attach_state(sym.get(), nullptr, pid, &kThreadCallbacks, &snap)) {
-    for (const auto& t : threads) {
-      auto& r = out[t.tid];
-      auto& frames = raw[t.tid];
-      if (r.error.empty() || frames.size() > 2) continue;
-      std::vector<RawFrame> again;
-      WalkState w{&again, opts.max_frames};
-      const int rc = dwfl_getthread_frames(sym.get(), t.tid, frame_cb, &w);
-      if (again.size() > frames.size()) {
-        frames = std::move(again);
-        r.error = rc == 0 ? "" : (dwfl_errmsg(-1) ? dwfl_errmsg(-1) : "unwind error");
-      }
+  for (const auto& t : threads) {
+    auto& r = out[t.tid];
+    auto& frames = raw[t.tid];
+    if (r.error.empty() || frames.size() > 2) continue;
+    Dwfl* sd = sym_session();
+    if (!sd) break;
+    std::vector<RawFrame> again;
+    WalkState w{&again, opts.max_frames};
+    const int rc = dwfl_getthread_frames(sd, t.tid, frame_cb, &w);
+    if (again.size() > frames.size()) {
+      frames = std::move(again);
+      r.error = rc == 0 ? "" : (dwfl_errmsg(-1) ? dwfl_errmsg(-1) : "unwind error");
     }
   }
 
@@ -282,11 +268,18 @@ std::map<pid_t, UnwindResult> unwind_threads(pid_t pid, const std::vector<Unwind
     }
   }
   tl_snapshot = nullptr;
-  Dwfl* sd = sym ? sym.get() : unw.get();
   struct Sym {
     std::string function, module;
     std::optional<std::string> file;
     std::optional<int> line;
+  };
+  // One per object with a frame shown: its names come from the cached
+  // symbol index, its file:line from the cached memo (object_symbols.hpp).
+  std::unordered_map<Dwfl_Module*, std::unique_ptr<ObjectSymbols>> objects;
+  auto object_of = [&](Dwfl_Module* mod, const char* path) -> ObjectSymbols& {
+    auto& o = objects[mod];
+    if (!o) o = std::make_unique<ObjectSymbols>(pid, path ? path : "", opts.cache, opts.cache_stats);
+    return *o;
   };
   std::unordered_map<Dwarf_Addr, Sym> cache;
   for (auto& [tid, frames] : raw) {
@@ -298,22 +291,43 @@ std::map<pid_t, UnwindResult> unwind_threads(pid_t pid, const std::vector<Unwind
       auto it = cache.find(adj);
       if (it == cache.end()) {
         Sym s;
-        if (Dwfl_Module* mod = dwfl_addrmodule(sd, adj)) {
+        if (Dwfl_Module* mod = dwfl_addrmodule(unw.get(), adj)) {
           const char* mname = dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
           s.module = module_basename(mname);
-          GElf_Off off = 0;
-          GElf_Sym gsym{};
-          // libdw 0.188 crashes when offset or sym is null: both are given.
-          const char* name = dwfl_module_addrinfo(mod, adj, &off, &gsym, nullptr, nullptr, nullptr);
-          if (name) s.function = demangle(name);
+          Dwarf_Addr bias = 0;
+          const bool have_elf = dwfl_module_getelf(mod, &bias) != nullptr;
+          ObjectSymbols& obj = object_of(mod, have_elf ? mname : nullptr);
+          const uint64_t rel = adj - bias;
+          // The same module in the debuginfo session, for what the index cannot answer.
+          auto sym_mod = [&]() -> Dwfl_Module* {
+            Dwfl* sd = sym_session();
+            return sd ? dwfl_addrmodule(sd, adj) : nullptr;
+          };
+          if (auto name = obj.function(rel)) {
+            s.function = demangle(name->c_str());
+          } else if (obj.unsupported()) {
+            if (Dwfl_Module* sm = sym_mod()) {
+              GElf_Off off = 0;
+              GElf_Sym gsym{};
+              // libdw 0.188 crashes when offset or sym is null: both are given.
+              const char* name2 = dwfl_module_addrinfo(sm, adj, &off, &gsym, nullptr, nullptr, nullptr);
+              if (name2) s.function = demangle(name2);
+            }
+          }
           if (opts.file_lines && (opts.runtime_lines || !is_runtime_module(s.module))) {
-            if (Dwfl_Line* line = dwfl_module_getsrc(mod, adj)) {
+            auto fl = obj.line(rel, [&]() -> std::optional<FileLine> {
+              Dwfl_Module* sm = sym_mod();
+              if (!sm) return std::nullopt;
+              Dwfl_Line* line = dwfl_module_getsrc(sm, adj);
+              if (!line) return std::nullopt;
               int lineno = 0;
               const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
-              if (file) {
-                s.file = file;
-                s.line = lineno;
-              }
+              if (!file) return std::nullopt;
+              return FileLine{file, lineno};
+            });
+            if (fl) {
+              s.file = fl->file;
+              s.line = fl->line;
             }
           }
         }
@@ -328,6 +342,7 @@ std::map<pid_t, UnwindResult> unwind_threads(pid_t pid, const std::vector<Unwind
       r.frames.push_back(std::move(sf));
     }
   }
+  for (auto& [mod, o] : objects) o->flush();
   return out;
 }
 

@@ -24,9 +24,12 @@
 
 #include "ccdiag/stack_model.hpp"
 #include "sys/memory_reader.hpp"
+#include "sys/object_cache.hpp"
 #include "sys/tracee.hpp"
 
 namespace ccdiag {
+
+struct SymbolCacheStats;
 
 struct UnwindThread {
   pid_t tid = 0;
@@ -45,6 +48,10 @@ struct UnwindOptions {
   // first load is ~80 ms) and "futex-internal.c:57" helps nobody.
   bool runtime_lines = false;
   unsigned max_frames = 256;
+  // Symbol index and file:line memo per build-id (object_symbols.hpp); null:
+  // built in memory for this run only.
+  const ObjectCache* cache = nullptr;
+  struct SymbolCacheStats* cache_stats = nullptr;  // counts, for tests and the bench; may be null
 };
 
 // `pid` names the address space for module reporting (/proc/<pid>/maps and
