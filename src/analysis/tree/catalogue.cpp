@@ -163,6 +163,15 @@ std::vector<CauseInfo> build() {
       "The pair passes ib_write_bw.",
       {{"Test the suspect NIC pair directly", "ib_write_bw -d {nic} --report_gbits"},
        {"Keep traffic on one rail", "NCCL_CROSS_NIC=0 <relaunch>"}});
+  add("slow_link_or_nic", L::transport, 0.02,
+      "A NIC, its PCIe path, a cable or a switch port on the job's path is persistently slow (degraded optics, "
+      "congestion, a throttled NIC): the job runs, slowly.",
+      "ccdiag perf: every communicator or channel that crosses one process's NIC is slower on the wire than its "
+      "peers over many collectives; port_xmit_wait growing on that port.",
+      "The slow communicators share no member; the ranks only arrive late (arrival skew).",
+      {{"Test the named NIC with perftest against a healthy host",
+        "ib_write_bw -d {nic} -F --report_gbits  # on a healthy peer; then on {host}: ib_write_bw -d {nic} -F --report_gbits <peer>"},
+       {"Read the port's congestion and error counters twice", "ccdiag probe rdma --interval 10"}});
   add("qp_error_state", L::transport, 0.02,
       "A queue pair of the job went to the error state (fatal async event, WR flush errors).",
       "RDMA netlink: QPs in ERR for the job's pid; NCCL 'async fatal event on QP'; status 5 WR_FLUSH_ERR.",
