@@ -231,3 +231,30 @@ TEST_CASE("log facts: a pasted stack inside NCCL's launch path points at NCCL; a
             .findings_with("log.stack_in_nccl_launch")
             .empty());
 }
+
+TEST_CASE("pasted blocks: setpci reads of the ACS control register", "[tree][facts]") {
+  // A loop over the PLX switch ports as posted (pytorch/pytorch#24081 shape): non-zero control words.
+  const auto on = extract(
+      "$ for plx in $(lspci | grep -i plx | awk '{print $1}'); do sudo setpci -s ${plx} f2a.w; done\n"
+      "[sudo] password for <user>:\n"
+      "0000\n"
+      "001d\n"
+      "001d\n"
+      "0000\n");
+  const auto fs = on.findings_with("log.setpci_acs_enabled");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0]->layer == Layer::hardware);
+  CHECK(fs[0]->summary.find("2 of 4") != std::string::npos);
+  CHECK(fs[0]->provenance[0].line == 4);
+  REQUIRE_FALSE(fs[0]->supports.empty());
+  CHECK(fs[0]->supports[0].cause == "pcie_acs_p2p_blocked");
+  // The generic register name; every bridge reads 0000: ACS is off.
+  CHECK(extract("# setpci -s 0000:17:00.0 ecap_acs+6.w\n0000\n0000\n")
+            .findings_with("log.setpci_acs_enabled")
+            .empty());
+  // A write is someone turning ACS off, and values after the block ended are not register reads.
+  CHECK(extract("sudo setpci -s 0000:17:00.0 ECAP_ACS+0x6.w=0000\n001d\n").findings_with("log.setpci_acs_enabled").empty());
+  CHECK(extract("sudo setpci -s 17:00.0 ecap_acs+6.w\n0000\nstep 10 loss 2.0\n001d\n")
+            .findings_with("log.setpci_acs_enabled")
+            .empty());
+}

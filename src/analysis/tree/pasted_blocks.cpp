@@ -120,6 +120,34 @@ void PastedBlocks::close_stack() {
 }
 
 void PastedBlocks::line(const std::string& text, int64_t lineno) {
+  // ---- setpci reads of the ACS control register: "setpci -s 03:00.0 ecap_acs+6.w" (or PLX's "f2a.w"),
+  // one value per bridge on the lines after it. A write ("...=0000") is someone disabling ACS.
+  {
+    const bool acs_register = has(text, "ecap_acs") || has(text, "ECAP_ACS") || has(text, "f2a.w");
+    if (has(text, "setpci") && acs_register) {
+      const size_t reg = std::min(text.find("f2a.w"), std::min(text.find("ecap_acs"), text.find("ECAP_ACS")));
+      in_acs_read_ = text.find('=', reg) == std::string::npos;
+      return;
+    }
+    if (in_acs_read_) {
+      std::string_view v = text;
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      const bool hex4 = v.size() == 4 && std::all_of(v.begin(), v.end(), [](char c) {
+                          return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+                        });
+      if (hex4) {
+        ++acs_values_;
+        if (v != "0000") {
+          ++acs_enabled_;
+          if (!acs_first_enabled_) acs_first_enabled_ = Hit{lineno, text.substr(0, 300)};
+        }
+        return;
+      }
+      // sudo's prompt may sit between the command and its output; anything else ends the block.
+      if (!has(text, "password for")) in_acs_read_ = false;
+    }
+  }
   // ---- pasted stacks: one thread's frames until a line that is no frame
   if (auto fn = frame_function(text)) {
     if (frames_.empty()) frames_line_ = lineno;
@@ -205,6 +233,12 @@ void PastedBlocks::finish(const std::string& source, const std::string& host, Ev
             "): NCCL itself is stuck there, not waiting for a peer (an NCCL defect, or launches blocked behind "
             "CUDA_LAUNCH_BLOCKING / graph capture)",
         in_nccl_launch_->lineno, in_nccl_launch_->text, {{"nccl_bug", 5}, {"cuda_graph_or_stream_misuse", 2}});
+  if (acs_enabled_ > 0 && acs_first_enabled_)
+    add("log.setpci_acs_enabled", Layer::hardware,
+        "ACS is enabled on " + std::to_string(acs_enabled_) + " of " + std::to_string(acs_values_) +
+            " PCIe bridge(s) read with setpci (non-zero ACS control): peer-to-peer TLPs are redirected to the root "
+            "complex",
+        acs_first_enabled_->lineno, acs_first_enabled_->text, {{"pcie_acs_p2p_blocked", 10}});
   if (fm_failed_)
     add("log.fabric_manager_failed", Layer::system_config,
         "the NVIDIA fabric manager service failed or is not running (NVSwitch fabric not set up)", fm_failed_->lineno,

@@ -10,6 +10,11 @@
 //     "Active: failed" / "Active: inactive (dead)", and the journal's
 //     "nvidia-fabricmanager.service: Failed ..." -> log.fabric_manager_failed.
 //
+//   setpci reading the ACS control register (`setpci -s BDF ecap_acs+6.w`,
+//     or PLX switches' `f2a.w`, the reads NCCL's troubleshooting guide
+//     gives): the 4-hex-digit values that follow; a non-zero one means ACS
+//     is on at that bridge and P2P TLPs go up to the root complex
+//     -> log.setpci_acs_enabled.
 //   A pasted stack (gdb `bt` / `thread apply all bt`, eu-stack, py-spy
 //     dump --native): a thread whose innermost NCCL frame is NCCL's own host
 //     path of a collective launch (ncclLaunchKernel, ncclStrongStream*,
@@ -49,6 +54,10 @@ class PastedBlocks {
     std::string text;
   };
   std::optional<Hit> fm_failed_;
+  // setpci ACS reads: inside the block after the command, the values read and the non-zero ones.
+  bool in_acs_read_ = false;
+  int acs_values_ = 0, acs_enabled_ = 0;
+  std::optional<Hit> acs_first_enabled_;
   // The frames of the stack being read, innermost first (function names).
   std::vector<std::string> frames_;
   int64_t frames_line_ = 0;
