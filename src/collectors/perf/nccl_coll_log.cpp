@@ -127,7 +127,6 @@ void read_coll_log(std::string_view text, const std::string& source, CollLog& lo
     const auto count = num<uint64_t>(after(msg, "count"));
     const auto ptr = after(msg, "comm");
     if (!op_count || !count || ptr.empty()) continue;
-    ++file.coll_lines;
     CollTiming c;
     c.proc = proc;
     c.func = std::string(func);
@@ -144,6 +143,7 @@ void read_coll_log(std::string_view text, const std::string& source, CollLog& lo
       // No init line in this log (cut, or NCCL_DEBUG_SUBSYS without INIT): not matchable across ranks.
       continue;
     }
+    ++file.coll_lines;
     auto& cur = st.cursor[std::string(ptr)];
     if (cur.op_count != *op_count) cur = CommCursor{*op_count, 0};
     // The n-th op of one launch (a group shares the opCount) on every rank.

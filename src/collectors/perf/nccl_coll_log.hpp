@@ -27,7 +27,7 @@ namespace ccdiag::perf {
 
 struct CollLogFile {
   std::string source;
-  size_t coll_lines = 0;     // COLL lines recognised
+  size_t coll_lines = 0;     // COLL lines of a communicator whose init line was read
   size_t timed = 0;          // of them with a wall-clock timestamp
   int frac_digits = -1;      // fewest sub-second digits among timed lines (-1: none timed)
 };
