@@ -22,6 +22,7 @@
 #include "analysis/tree/decision_tree.hpp"
 #include "ccdiag/version.hpp"
 #include "cli/common.hpp"
+#include "cli/perf_timing.hpp"
 #include "collectors/perf/perf_results.hpp"
 #include "fleet/atomic_file.hpp"
 #include "pipeline/ingest.hpp"
@@ -42,6 +43,8 @@ struct PerfOptions {
   std::string baseline;
   std::string save_baseline;
   std::vector<std::string> fr;
+  std::vector<std::string> rings;  // --rings: the profiler plugin's flight files (snapshots)
+  std::vector<std::string> logs;   // --log: NCCL INFO logs with timestamps (NCCL_DEBUG_SUBSYS=INIT,COLL)
   std::string prom;  // --prom FILE: node_exporter textfile metrics of the runs
   std::string html;  // --html FILE: one self-contained page with a chart per run
   OutputOptions output;
@@ -144,8 +147,8 @@ void render_runs_markdown(const std::vector<RunAnalysis>& runs, std::ostream& ou
 }
 
 int run_perf(const PerfOptions& opts, CommandContext& ctx) {
-  if (opts.inputs.empty() && opts.fr.empty())
-    return report_input_error(ctx, make_error("nothing to read", "perf", "give RESULTS files or --fr DUMPS"));
+  if (opts.inputs.empty() && opts.fr.empty() && opts.rings.empty() && opts.logs.empty())
+    return report_input_error(ctx, make_error("nothing to read", "perf", "give RESULTS files, --fr DUMPS, --rings FILES or --log FILE"));
   // Checked before any work: a misnamed metrics file would be written and never scraped.
   if (!opts.prom.empty() && !prom_file_name_ok(opts.prom))
     return report_input_error(ctx, make_error("must end in .prom (node_exporter reads only *.prom files)", opts.prom));
@@ -179,8 +182,23 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     dumps = std::move(loaded.dumps);
     slow = analyze_slow_comms(dumps);
   }
+  // Per-rank timings of a running or finished job: the profiler rings, NCCL INFO logs.
+  std::vector<TimingAnalysis> timing;
+  if (!opts.rings.empty()) {
+    auto t = load_ring_timings(opts.rings, bad);
+    if (!t) return report_input_error(ctx, t.error());
+    timing.push_back(std::move(*t));
+  }
+  if (!opts.logs.empty()) {
+    auto t = load_log_timings(opts.logs, bad);
+    if (!t) {
+      for (const auto& e : bad) ctx.err << "ccdiag: error: " << e.one_line() << '\n';
+      return report_input_error(ctx, t.error());
+    }
+    timing.push_back(std::move(*t));
+  }
   for (const auto& e : bad) ctx.err << "ccdiag: error: " << e.one_line() << '\n';
-  if (runs.empty() && dumps.empty()) return kExitUsage;
+  if (runs.empty() && dumps.empty() && timing.empty()) return kExitUsage;
 
   EvidenceSet set;
   if (!opts.bundles.empty()) {
@@ -228,6 +246,24 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     findings.insert(findings.end(), sf.begin(), sf.end());
     for (const auto& d : dumps)
       if (!d.host.empty()) set.add_host(d.host);
+  }
+  for (auto& t : timing) {
+    attach_hardware(t, set, topo);
+    auto tf = timing_findings(t);
+    findings.insert(findings.end(), tf.begin(), tf.end());
+    for (const auto& [key, proc] : t.skew.procs)
+      if (!proc.host.empty()) set.add_host(proc.host);
+    for (const auto& n : t.notes) set.unchecked.push_back(Unchecked{"slow rank / link from " + t.source, UncheckedState::unavailable, n});
+    // Links compared (communicators or channels): the transport layer was checked.
+    const bool compared = std::any_of(t.skew.comms.begin(), t.skew.comms.end(), [](const CommWire& c) { return c.compared; }) ||
+                          std::any_of(t.channels.channels.begin(), t.channels.channels.end(), [](const ChannelStat& c) { return c.ops >= 5; });
+    if (compared) {
+      Evidence checked;
+      checked.kind = "perf.fr_links";
+      checked.provenance.source = t.source;
+      checked.data = {{"communicators", t.skew.comms.size()}, {"channels", t.channels.channels.size()}};
+      set.evidence.push_back(std::move(checked));
+    }
   }
   findings.insert(findings.end(), set.findings.begin(), set.findings.end());
   set.findings = std::move(findings);
@@ -308,6 +344,7 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
                       {"nvlink_known", t.nvlink_known}, {"missing", t.missing}, {"fingerprint", t.fingerprint()}});
       j["perf"] = {{"results", res}, {"topology", tj}};
       if (slow) j["perf"]["fr"] = slow_comm_json(*slow);
+      for (const auto& t : timing) j["perf"][t.source == "profiler rings" ? "rings" : "logs"] = timing_json(t);
       if (!opts.save_baseline.empty()) j["perf"]["saved_baseline"] = opts.save_baseline;
       ctx.out << j.dump(2) << '\n';
       break;
@@ -327,13 +364,15 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
         for (const auto& n : slow->notes) ctx.out << "  note: " << n << "\n";
         ctx.out << "\n";
       }
+      for (const auto& t : timing) render_timing_text(t, ctx.out);
       render_text(report, ctx.out, TextStyle{want_color(1), ctx.global.verbose});
       break;
   }
   const bool problem = std::any_of(analyses.begin(), analyses.end(), [](const RunAnalysis& a) {
     return a.verdict.status == "below_expected" || a.verdict.status == "regression" || a.wrong_total > 0 ||
            a.run->out_of_bounds.value_or(0) > 0 || !a.run->failures.empty();
-  }) || (slow && (!slow->culprits.empty() || std::any_of(slow->comms.begin(), slow->comms.end(), [](const CommStats& c) { return c.slow; })));
+  }) || (slow && (!slow->culprits.empty() || std::any_of(slow->comms.begin(), slow->comms.end(), [](const CommStats& c) { return c.slow; }))) ||
+                       std::any_of(timing.begin(), timing.end(), [](const TimingAnalysis& t) { return timing_problem(t); });
   // insufficient_evidence is not a problem found: what could not be judged is
   // listed under unchecked, and the exit code says "partial" only for bad inputs.
   const bool cause_named =
@@ -350,6 +389,10 @@ void register_perf(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand("perf", "nccl-tests / perftest results against the hardware's bandwidth and a baseline");
   sub->add_option("results", opts->inputs, "nccl-tests output (text or -J JSON), perftest output, or directories of them");
   sub->add_option("--fr", opts->fr, "Flight-recorder dumps (files or directories): slow link / NIC vs late-arriving rank");
+  sub->add_option("--rings", opts->rings,
+                  "Flight files of the ccdiag profiler plugin (ccdiag-nccl-*.fr, or directories of snapshots): slow link / NIC / rank");
+  sub->add_option("--log", opts->logs,
+                  "NCCL INFO logs with timestamps (NCCL_DEBUG_SUBSYS=INIT,COLL): ranks and hosts that arrive late");
   sub->add_option("--bundle", opts->bundles, "Bundle (dir or tarball) of a host the test ran on: its topology bounds the expected bandwidth");
   sub->add_option("--baseline", opts->baseline, "Compare with this baseline (written by --save-baseline)");
   sub->add_option("--save-baseline", opts->save_baseline, "Add these runs' plateaus to this baseline file (created if absent)");
@@ -362,7 +405,9 @@ void register_perf(CLI::App& app, CommandContext& ctx) {
       "  ccdiag perf results/ --bundle gpu017-bundle/ --prom /var/lib/prometheus/node-exporter/ccdiag-perf.prom --html perf.html\n"
       "  ccdiag perf results/ --baseline perf-baseline.json --json\n"
       "  ccdiag perf ib_write_bw.txt --bundle gpu017-bundle/ --save-baseline perf-baseline.json\n"
-      "Exit: 0 ok, 1 problem (corruption, below expected, regression, test failure), 2 bad input\n"
+      "  ccdiag perf --rings snapshots/ --log rank-logs/ --bundle gpu017-bundle/\n"
+      "Exit: 0 ok, 1 problem (corruption, below expected, regression, test failure, a slow link,\n"
+      "      communicator or channel, a late rank or host), 2 bad input\n"
       "      (or --prom not ending in .prom, or an output file that cannot be written),\n"
       "      3 some inputs unreadable (the rest judged)");
   sub->callback([opts, &ctx] { ctx.exit_code = run_perf(*opts, ctx); });
