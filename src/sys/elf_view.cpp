@@ -138,6 +138,7 @@ std::vector<ElfSection> ElfView::sections() const {
     s.entsize = sh.sh_entsize;
     s.link = sh.sh_link;
     s.info = sh.sh_info;
+    s.flags = sh.sh_flags;
     out.push_back(s);
   }
   return out;

@@ -44,6 +44,7 @@ struct ElfSection {
   uint32_t type = 0;
   uint64_t addr = 0, offset = 0, size = 0, entsize = 0;
   uint32_t link = 0;
+  uint64_t flags = 0;  // sh_flags (SHF_ALLOC, ...)
   uint32_t info = 0;  // sh_info: for a symbol table, the index of its first non-local symbol
 };
 

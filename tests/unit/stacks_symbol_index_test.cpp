@@ -122,7 +122,7 @@ TEST_CASE("symbol index: survives serialisation with identical answers", "[stack
   REQUIRE(mapped);
   auto elf = ElfView::parse(mapped->bytes());
   REQUIRE(elf);
-  auto built = SymbolIndex::build(*elf, true, SymbolIndex::Source::object_symtab);
+  auto built = SymbolIndex::build(*elf, *elf, true, SymbolIndex::Source::object_symtab);
   REQUIRE(built);
   REQUIRE(built->size() > 1000);
   auto parsed = SymbolIndex::parse(built->serialize());
@@ -142,7 +142,7 @@ TEST_CASE("symbol index: malformed payloads are refused, never trusted", "[stack
   REQUIRE(mapped);
   auto elf = ElfView::parse(mapped->bytes());
   REQUIRE(elf);
-  const std::string good = SymbolIndex::build(*elf, true, SymbolIndex::Source::object_symtab)->serialize();
+  const std::string good = SymbolIndex::build(*elf, *elf, true, SymbolIndex::Source::object_symtab)->serialize();
   REQUIRE(SymbolIndex::parse(good));
   CHECK_FALSE(SymbolIndex::parse(""));
   CHECK_FALSE(SymbolIndex::parse(good.substr(0, 47)));
@@ -256,7 +256,7 @@ TEST_CASE("object symbols: cold builds and stores, warm loads; a corrupt entry i
   CHECK(warm.line_hits == 1);
 
   // Overwrite every entry's tail: checksums fail, everything is rebuilt.
-  std::system(("for f in '" + t.path + "'/*.v1; do printf garbage | dd of=\"$f\" bs=1 seek=300 conv=notrunc 2>/dev/null; done").c_str());
+  std::system(("for f in '" + t.path + "'/*.v*; do printf garbage | dd of=\"$f\" bs=1 seek=300 conv=notrunc 2>/dev/null; done").c_str());
   SymbolCacheStats rebuilt;
   {
     ObjectSymbols o(::getpid(), libc, &*cache, &rebuilt);

@@ -4,8 +4,10 @@
 
 namespace ccdiag::python {
 
-std::optional<ElfImage> ElfImage::parse(std::string bytes) {
-  auto view = ElfView::parse(bytes);
+std::optional<ElfImage> ElfImage::open(const std::string& path) {
+  auto file = MappedFile::open(path);
+  if (!file) return std::nullopt;
+  auto view = ElfView::parse(file->bytes());
   if (!view) return std::nullopt;
   ElfImage img;
   img.type_ = view->type();
@@ -16,20 +18,20 @@ std::optional<ElfImage> ElfImage::parse(std::string bytes) {
     img.first_load_ = seg.vaddr - seg.vaddr % align;
     break;
   }
-  img.b_ = std::move(bytes);
+  img.file_ = std::move(*file);
   return img;
 }
 
 std::optional<ElfSymbol> ElfImage::symbol(std::string_view name) const {
   // .dynsym first: it survives stripping (python3.X exports _PyRuntime).
-  auto view = ElfView::parse(b_);
+  auto view = ElfView::parse(file_.bytes());
   if (!view) return std::nullopt;
   if (auto s = view->find_symbol(name, true)) return ElfSymbol{s->value, s->size};
   return std::nullopt;
 }
 
 std::optional<uint64_t> ElfImage::section_addr(std::string_view name) const {
-  auto view = ElfView::parse(b_);
+  auto view = ElfView::parse(file_.bytes());
   if (!view) return std::nullopt;
   if (auto s = view->section(name)) return s->addr;
   return std::nullopt;

@@ -66,14 +66,9 @@ Result<RuntimeLocation> locate_runtime(const SysRoot& root, int64_t pid, const M
   if (cands.empty()) return make_error("not a Python process");
   std::string last_err = "stripped interpreter: no _PyRuntime symbol or .PyRuntime section";
   for (const auto& c : cands) {
-    auto bytes = root.read_file(c.open, 512u << 20);
-    if (!bytes) {
-      last_err = "cannot read " + c.path + ": " + bytes.error().message;
-      continue;
-    }
-    auto img = ElfImage::parse(std::move(*bytes));
+    auto img = ElfImage::open(root.path(c.open));
     if (!img) {
-      last_err = c.path + " is not an ELF64 file";
+      last_err = "cannot read " + c.path + " as an ELF64 file";
       continue;
     }
     uint64_t bias = 0;

@@ -99,11 +99,11 @@ ObjectSymbols::ObjectSymbols(pid_t pid, const std::string& path, const ObjectCac
       }
   // libdwfl's order: the object's .symtab, the debuginfo's, then .dynsym
   // (a MiniDebugInfo table would come before .dynsym: left to libdwfl).
-  index_ = SymbolIndex::build(obj, true, SymbolIndex::Source::object_symtab);
-  if (!index_ && debug_) index_ = SymbolIndex::build(*debug_->elf, true, SymbolIndex::Source::debug_symtab);
+  index_ = SymbolIndex::build(obj, obj, true, SymbolIndex::Source::object_symtab);
+  if (!index_ && debug_) index_ = SymbolIndex::build(*debug_->elf, obj, true, SymbolIndex::Source::debug_symtab);
   if (!index_) {
     if (obj.section(".gnu_debugdata")) return;
-    index_ = SymbolIndex::build(obj, false, SymbolIndex::Source::object_dynsym);
+    index_ = SymbolIndex::build(obj, obj, false, SymbolIndex::Source::object_dynsym);
   }
   if (!index_) return;
   if (stats_) ++stats_->index_built;

@@ -57,7 +57,7 @@ void SymbolIndex::Group::finish() {
   for (size_t i = 0; i < entries.size(); ++i) max_end[i] = m = std::max(m, end_of(entries[i]));
 }
 
-std::optional<SymbolIndex> SymbolIndex::build(const ElfView& elf, bool symtab, Source source) {
+std::optional<SymbolIndex> SymbolIndex::build(const ElfView& elf, const ElfView& object, bool symtab, Source source) {
   const auto secs = elf.sections();
   const uint32_t want = symtab ? SHT_SYMTAB : SHT_DYNSYM;
   const ElfSection* tab = nullptr;
@@ -99,8 +99,16 @@ std::optional<SymbolIndex> SymbolIndex::build(const ElfView& elf, bool symtab, S
     std::sort(g->entries.begin(), g->entries.end(), by_start);
     g->finish();
   }
-  for (uint32_t i = 1; i < secs.size(); ++i)
-    if (secs[i].size > 0) idx.sections_.push_back(Section{i, 0, secs[i].addr, secs[i].size});
+  // libdwfl's section cache: the object's SHF_ALLOC sections by address.
+  const auto osecs = object.sections();
+  for (uint32_t i = 1; i < osecs.size(); ++i)
+    if (osecs[i].flags & SHF_ALLOC)
+      idx.sections_.push_back(Section{i, 0, osecs[i].addr, osecs[i].addr + osecs[i].size});
+  std::sort(idx.sections_.begin(), idx.sections_.end(), [](const Section& a, const Section& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end < b.end;
+    return a.index < b.index;
+  });
   return idx;
 }
 
@@ -151,15 +159,35 @@ Result<SymbolIndex> SymbolIndex::parse(std::string_view p) {
   }
   idx.sections_.resize(h.n_sections);
   std::memcpy(idx.sections_.data(), p.data() + off, h.n_sections * sizeof(Section));
+  for (size_t i = 0; i < idx.sections_.size(); ++i) {
+    const Section& s = idx.sections_[i];
+    if (s.end < s.start || (i > 0 && s.start < idx.sections_[i - 1].start)) return bad("sections not sorted");
+  }
   return idx;
 }
 
-bool SymbolIndex::same_section(uint64_t addr, uint32_t shndx) const {
-  // libdwfl's same_section: the first section (index order) whose address
-  // range holds ADDR must be the symbol's own.
-  for (const auto& s : sections_)
-    if (addr >= s.addr && addr - s.addr < s.size) return s.index == shndx;
-  return shndx == SHN_ABS;
+int SymbolIndex::section_of(uint64_t addr) const {
+  // libdwfl's find_section: binary search, a section's end address inside it
+  // unless the next section starts there. -1: in no section.
+  size_t l = 0, u = sections_.size();
+  while (l < u) {
+    const size_t i = (l + u) / 2;
+    if (addr < sections_[i].start) {
+      u = i;
+    } else if (addr > sections_[i].end) {
+      l = i + 1;
+    } else {
+      if (addr == sections_[i].end && i + 1 < sections_.size() && addr == sections_[i + 1].start) return static_cast<int>(sections_[i + 1].index);
+      return static_cast<int>(sections_[i].index);
+    }
+  }
+  return -1;
+}
+
+bool SymbolIndex::same_section(uint64_t addr, const Entry& e) const {
+  // Absolute and other special symbols match only exactly.
+  if (e.shndx >= SHN_LORESERVE) return e.start == addr;
+  return section_of(addr) == section_of(e.start);
 }
 
 struct SymbolIndex::State {
@@ -198,7 +226,7 @@ void SymbolIndex::search(const Group& g, uint64_t addr, State& st) const {
   const uint64_t h = es[top].start;
   if (st.sizeless && st.sizeless->start > h) return;
   for (size_t j = top + 1; j-- > 0 && es[j].start == h;)
-    if (es[j].size == 0 && same_section(addr, es[j].shndx)) {
+    if (es[j].size == 0 && same_section(addr, es[j])) {
       st.sizeless = &es[j];
       break;
     }

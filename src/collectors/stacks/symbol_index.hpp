@@ -14,8 +14,10 @@
 // a higher start or a stronger binding (GLOBAL > WEAK > LOCAL) replaces the
 // candidate, and at equal start a smaller one of no weaker binding; a sizeless
 // symbol (assembly label) only when no sized one matched, at the highest start
-// at or below the address, in the address's section, with no sized symbol
-// below reaching past it (the last such label in table order).
+// at or below the address, in the same allocated section of the object as the
+// address (a section's end address counts as inside it, as libdwfl's
+// find_section has it), with no sized symbol below reaching past it (the last
+// such label in table order). The unit test compares with libdwfl itself.
 //
 // Table choice, as libdwfl: the object's .symtab, else the separate
 // debuginfo's .symtab, else .dynsym (the caller picks the file).
@@ -34,7 +36,7 @@ namespace ccdiag {
 
 class SymbolIndex {
  public:
-  static constexpr uint32_t kVersion = 1;  // of the serialized layout (cache kind_version)
+  static constexpr uint32_t kVersion = 2;  // of the serialized layout (cache kind_version)
 
   enum class Source : uint8_t { object_symtab = 0, debug_symtab = 1, object_dynsym = 2 };
 
@@ -47,10 +49,10 @@ class SymbolIndex {
     uint8_t bind = 0;    // libdwfl's rank: 3 GLOBAL, 2 WEAK, 1 LOCAL, 0 other
     uint8_t pad[3] = {0, 0, 0};
   };
-  struct Section {
+  struct Section {  // an SHF_ALLOC section of the object: [start, end]
     uint32_t index = 0;
     uint32_t pad = 0;
-    uint64_t addr = 0, size = 0;
+    uint64_t start = 0, end = 0;
   };
 
   struct Hit {
@@ -58,8 +60,10 @@ class SymbolIndex {
     uint32_t name = 0;
   };
 
-  // From `elf`'s .symtab (symtab = true) or .dynsym; nullopt when it has none.
-  static std::optional<SymbolIndex> build(const ElfView& elf, bool symtab, Source source);
+  // From `symfile`'s .symtab (symtab = true) or .dynsym; nullopt when it has
+  // none. `object` is the mapped object itself (its sections place addresses;
+  // the same file unless the table comes from separate debuginfo).
+  static std::optional<SymbolIndex> build(const ElfView& symfile, const ElfView& object, bool symtab, Source source);
   // Validates everything (sizes, sort order, name offsets); an Error on any flaw.
   static Result<SymbolIndex> parse(std::string_view payload);
   std::string serialize() const;
@@ -80,12 +84,13 @@ class SymbolIndex {
   };
   struct State;
   void search(const Group& g, uint64_t addr, State& st) const;
-  bool same_section(uint64_t addr, uint32_t shndx) const;
+  int section_of(uint64_t addr) const;
+  bool same_section(uint64_t addr, const Entry& e) const;
 
   Source source_ = Source::object_symtab;
   uint64_t strtab_offset_ = 0, strtab_size_ = 0;
   Group global_, local_;
-  std::vector<Section> sections_;  // SHF_ALLOC sections of the symbol file, in index order
+  std::vector<Section> sections_;  // sorted by (start, end, index)
 };
 
 }  // namespace ccdiag
