@@ -268,10 +268,27 @@ TEST_CASE("tree: a faint symptom is not decomposed", "[tree]") {
   CHECK(r.verdict.mechanism.empty());
 }
 
-TEST_CASE("tree: a QP symptom keeps its id (its causes depend on the fabric)", "[tree]") {
+TEST_CASE("tree: retry exceeded decomposes by fabric; a QP in error keeps its id", "[tree]") {
+  // Fabric unknown: the GID index, the most common cause behind it, leads.
   EvidenceSet set;
-  set.findings.push_back(finding("s", Layer::transport, FindingRole::primary, {{"ib_transport_retry_exceeded", 60}}));
-  const Report r = decide(set);
-  CHECK(r.verdict.root_cause == "ib_transport_retry_exceeded");
+  set.findings.push_back(finding("s", Layer::transport, FindingRole::primary,
+                                 {{"ib_transport_retry_exceeded", 60}, {"nic_link_flapping", 3}, {"roce_gid_index_mismatch", 2}}));
+  Report r = decide(set);
+  CHECK(r.verdict.root_cause == "roce_gid_index_mismatch");
+  CHECK(r.verdict.mechanism == "ib_transport_retry_exceeded");
+  CHECK(r.verdict.confidence <= 0.3);
+  // NCCL lists only InfiniBand HCAs: a GID index explains nothing there.
+  Evidence ib;
+  ib.kind = "log.net_ib";
+  ib.data = {{"devices", nlohmann::json::array({{{"nic", "mlx5_0"}, {"port", 1}, {"link", "IB"}}})}};
+  set.evidence.push_back(ib);
+  r = decide(set);
+  CHECK(r.verdict.root_cause == "nic_link_flapping");
+  CHECK(r.verdict.mechanism == "ib_transport_retry_exceeded");
+  // A QP in the error state is not split: its findings name what lies behind it.
+  EvidenceSet qp;
+  qp.findings.push_back(finding("q", Layer::transport, FindingRole::primary, {{"qp_error_state", 60}}));
+  r = decide(qp);
+  CHECK(r.verdict.root_cause == "qp_error_state");
   CHECK(r.verdict.mechanism.empty());
 }

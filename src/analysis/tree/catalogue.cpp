@@ -433,10 +433,15 @@ static const std::map<std::string, std::vector<CauseStep>>& confirming_steps() {
 // part of tests/corpus: of the 5 tuning incidents whose evidence votes for
 // bootstrap_unreachable, 3 are labelled wrong_network_interface; of the 6
 // voting for socket_connection_failure, 3 wrong_network_interface and 1
-// hostname_resolves_to_loopback. A QP symptom (retry exceeded, QP in ERR) is
-// not decomposed here: what lies behind it depends on the fabric (a RoCE GID
-// index, an InfiniBand rail without a path), which the log facts already
-// read (log.roce_qp_unreached, log.ib_qp_unreached). docs/decision-tree.md.
+// hostname_resolves_to_loopback. The QP symptoms (retry exceeded, QP in ERR)
+// depend on the fabric (a RoCE GID index, an InfiniBand rail without a
+// path), which the log facts read where the logs show it
+// (log.roce_qp_unreached, log.ib_qp_unreached): those name the deeper cause
+// directly; the shares below apply when those named nothing (on a fabric
+// known to be InfiniBand the GID share is dropped). A QP in the error state
+// is not split: a remote access error, a fatal async event and a flushed
+// queue point at different causes, which the findings name themselves.
+// docs/decision-tree.md.
 static const std::map<std::string, std::vector<std::pair<std::string, double>>>& symptom_explanations() {
   static const std::map<std::string, std::vector<std::pair<std::string, double>>> t = {
       {"bootstrap_unreachable",
@@ -444,6 +449,13 @@ static const std::map<std::string, std::vector<std::pair<std::string, double>>>&
         {"duplicate_hostname_across_nodes", 0.05}}},
       {"socket_connection_failure",
        {{"wrong_network_interface", 0.35}, {"firewall_blocked_ports", 0.15}, {"hostname_resolves_to_loopback", 0.1}}},
+      // Only reached when the fabric-specific facts (log.roce_qp_unreached, log.ib_qp_unreached, port and
+      // counter evidence) named nothing deeper: the fabric is unknown, so the shares mix what lies behind
+      // a retry-exceeded completion on RoCE (the GID index, the most common in public threads) and on
+      // InfiniBand (a flapping port, a NIC pair without a route).
+      {"ib_transport_retry_exceeded",
+       {{"roce_gid_index_mismatch", 0.3}, {"nic_link_flapping", 0.2}, {"nic_pair_unreachable", 0.15},
+        {"mtu_mismatch", 0.1}}},
   };
   return t;
 }

@@ -216,6 +216,29 @@ bool log_derived(std::string_view kind) {
 // Catalogue IDs that name what was seen rather than why: a verdict on one of
 // them is kept only when nothing deeper is supported, and never at >= 0.7
 // (real incidents are labelled with the cause behind the symptom).
+// Whether the inputs show the RDMA fabric and every NIC on it is
+// InfiniBand: NCCL's "NET/IB : Using [0]mlx5_0:1/IB" lines, the bundles'
+// rdma.port link_layer. Unknown (no such evidence) is not InfiniBand.
+bool fabric_is_infiniband_only(const EvidenceSet& set) {
+  bool ib = false, roce = false;
+  for (const auto& e : set.evidence) {
+    if (e.kind == "log.net_ib" && e.data.is_object() && e.data.contains("devices") && e.data["devices"].is_array()) {
+      for (const auto& d : e.data["devices"]) {
+        if (!d.is_object()) continue;
+        const std::string link = d.value("link", "");
+        ib = ib || link == "IB";
+        roce = roce || link == "RoCE";
+      }
+    } else if (e.kind == "rdma.port" && e.data.is_object()) {
+      const auto ll = e.data.find("link_layer");
+      if (ll == e.data.end() || !ll->is_string()) continue;
+      ib = ib || *ll == "InfiniBand";
+      roce = roce || *ll == "Ethernet";
+    }
+  }
+  return ib && !roce;
+}
+
 bool symptom_cause(std::string_view id) {
   static const char* const k[] = {"ib_transport_retry_exceeded", "qp_error_state", "socket_connection_failure",
                                   "bootstrap_unreachable", "rank_process_died", "gpu_hung_kernel",
@@ -476,15 +499,26 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
   std::optional<CauseScore> decomposed;
   if (best && !inherited && best->confidence >= kDecomposeMin) {
     const CauseInfo* sym = find_cause(best->cause);
+    // The symptom's own findings (a retry-exceeded completion also nudges
+    // the link and the GID) gave the symptom its mass; the shares split it.
+    // Counting their nudges again would decide by the nudges, not the shares.
+    std::set<std::string> symptom_keys;
+    for (const auto& h : hyps)
+      if (h.cause == best->cause) symptom_keys.insert(h.evidence_key.empty() ? h.why : h.evidence_key);
+    const bool infiniband_only = fabric_is_infiniband_only(set);
     double top_odds = 0;
     for (const auto& [id, share] : sym->explained_by) {
       const CauseInfo* c = find_cause(id);
       if (!c) continue;
+      // A GID index is a RoCE setting: on a fabric whose every NIC is
+      // InfiniBand it explains nothing.
+      if (infiniband_only && id == "roce_gid_index_mismatch") continue;
       // The cause's own evidence, for or against (a probe that found the
       // interface routable argues against it), scales what the symptom gave.
       std::map<std::string, double> by_key;
       for (const auto& h : hyps) {
         if (h.cause != id) continue;
+        if (symptom_keys.count(h.evidence_key.empty() ? h.why : h.evidence_key)) continue;
         double& w = by_key[h.evidence_key.empty() ? h.why : h.evidence_key];
         if (w == 0 || std::abs(std::log(h.weight)) > std::abs(std::log(w))) w = h.weight;
       }
