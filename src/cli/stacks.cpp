@@ -147,7 +147,10 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
                               [pid, &root, &so] {
                                 auto r = collect_process_stacks(root, pid, so);
                                 if (!r) return nlohmann::json{{"error", r.error().one_line()}};
-                                return nlohmann::json{{"process", *r}};
+                                // Built in place: an initializer list would copy every frame.
+                                nlohmann::json j;
+                                j["process"] = *r;
+                                return j;
                               }});
   }
   // One child per process, all at once: N ranks take about as long as one.
