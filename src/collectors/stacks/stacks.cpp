@@ -141,9 +141,16 @@ Result<ProcessStacks> collect_process_stacks(const SysRoot& root, int64_t pid, c
     const TaskDir task(root.path(td));
     ThreadStack t;
     t.tid = tid;
-    t.name = task.line("comm");
+    // stat carries the same comm as the comm file (both unescaped, 15
+    // bytes): one open per thread fewer. Cut at a newline as read_line on
+    // the comm file would.
     char state = '?';
-    if (auto st = parse_proc_stat(task.line("stat"))) state = st->state;
+    if (auto st = parse_proc_stat(task.text("stat"))) {
+      state = st->state;
+      t.name = st->comm.substr(0, st->comm.find('\n'));
+    } else {
+      t.name = task.line("comm");
+    }
     t.state = std::string(1, state);
     t.wchan = task.line("wchan");
     if (t.wchan == "0") t.wchan.clear();
