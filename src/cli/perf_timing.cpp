@@ -121,25 +121,6 @@ Result<perf::TimingAnalysis> load_log_timings(const std::vector<std::string>& ar
   return perf::analyze_timings(log.timings, "NCCL INFO logs", log.resolution_ms);
 }
 
-void attach_hardware(perf::TimingAnalysis& a, const EvidenceSet& set, const std::vector<perf::HostTopology>& topo) {
-  for (const auto& [key, proc] : a.skew.procs) {
-    perf::ProcessHardware hw;
-    hw.gpu = proc.busid;
-    if (hw.gpu.empty())
-      for (const auto* e : set.of_kind("ranks.process"))
-        if (e->subject.host == proc.host && e->subject.pid == proc.pid && e->subject.gpu) hw.gpu = *e->subject.gpu;
-    for (const auto& t : topo) {
-      if (t.host != proc.host) continue;
-      for (const auto& g : t.gpus)
-        if (!hw.gpu.empty() && (g.bdf == hw.gpu || std::to_string(g.index) == hw.gpu)) {
-          hw.gpu = g.bdf;
-          hw.nic = g.nearest_nic;
-        }
-    }
-    if (!hw.gpu.empty() || !hw.nic.empty()) a.hardware[key] = hw;
-  }
-}
-
 void render_timing_text(const perf::TimingAnalysis& a, std::ostream& out) {
   const auto& s = a.skew;
   out << fmt::format("{}: {} collectives matched across ranks ({} with completion times), {} proxy ops, {} communicator shapes\n",

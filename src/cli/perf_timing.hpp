@@ -9,8 +9,6 @@
 #include <vector>
 
 #include "analysis/perf/slow_timing.hpp"
-#include "analysis/perf/topology.hpp"
-#include "ccdiag/evidence_set.hpp"
 #include "ccdiag/result.hpp"
 
 namespace ccdiag {
@@ -22,10 +20,6 @@ Result<perf::TimingAnalysis> load_ring_timings(const std::vector<std::string>& a
 // NCCL INFO logs (files or directories). A file without COLL lines, or without wall-clock
 // timestamps on them, goes to `bad`; an error when no file has both.
 Result<perf::TimingAnalysis> load_log_timings(const std::vector<std::string>& args, std::vector<Error>& bad);
-
-// The GPU (ranks.process evidence of the bundles, or the log's busId) and its nearest NIC
-// (pcie.link) of every process the analysis knows.
-void attach_hardware(perf::TimingAnalysis& a, const EvidenceSet& set, const std::vector<perf::HostTopology>& topo);
 
 void render_timing_text(const perf::TimingAnalysis& a, std::ostream& out);
 

@@ -11,6 +11,7 @@
 #include "collectors/logs/analyzer.hpp"
 #include "pipeline/ingest.hpp"
 #include "pipeline/ingest_fr.hpp"
+#include "pipeline/ingest_rings.hpp"
 
 namespace fs = std::filesystem;
 
@@ -71,11 +72,13 @@ Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
   EvidenceSet set;
   std::vector<LogFile> logs;
   std::vector<fr::RankDump> fr_dumps;  // from every bundle: one job's ranks span hosts
+  perf::TimingSet rings;               // the profiler plugin's flight files of every bundle, likewise
   // Bundles are read one at a time; only their evidence stays in memory.
   for (const auto& path : inputs.bundles) {
     auto b = read_bundle(path);
     if (!b) return b.error();
     if (auto st = ingest_bundle(*b, set, logs, &fr_dumps); !st) return st.error();
+    collect_bundle_rings(*b, rings);
     // Raw logs of a tarball live in its temporary directory: analyse them now,
     // before the directory goes away with the bundle.
     if (b->temp && !logs.empty()) {
@@ -90,6 +93,8 @@ Result<EvidenceSet> load_inputs(const DiagnoseInputs& inputs) {
   if (auto st = ingest_fr_dumps(std::move(fr_dumps), set); !st) return st.error();
   // The stacks name no collective sequence number; the dumps do.
   attach_fr_sequence(set);
+  // Slow link / late rank from the flight files' timings (perf --rings in a diagnosis).
+  append_ring_findings(rings, set);
   // A directory given to --log means every log under it, as `ccdiag logs DIR` reads it.
   auto expanded = logs::expand_log_paths(inputs.logs);
   if (!expanded) return make_error(expanded.error().message, expanded.error().context, "check the path given to --log");

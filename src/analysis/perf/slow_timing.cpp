@@ -10,21 +10,21 @@ namespace ccdiag::perf {
 
 namespace {
 
-// The rank a process is known by: its rank in the largest communicator it is in (the world).
+// The rank a process is known by: its rank in the one largest communicator it is in (the
+// world). Several of the largest size (only 4-rank groups read): no rank is given.
 std::optional<int> world_rank(const SkewAnalysis& s, const std::string& key) {
   std::optional<int> r;
   int best = -1;
-  auto consider = [&](int rank, int nranks) {
-    if (nranks > best) best = nranks, r = rank;
-  };
+  bool tie = false;
   if (auto it = s.comm_ranks.find(key); it != s.comm_ranks.end())
     for (const auto& [comm, rank] : it->second) {
       int n = 0;
       for (const auto& c : s.comms)
         if (c.comm == comm) n = std::max(n, c.nranks);
-      consider(rank, n);
+      if (n > best) best = n, r = rank, tie = false;
+      else if (n == best) tie = true;
     }
-  return r;
+  return tie ? std::nullopt : r;
 }
 
 RankProcess proc_of(const TimingAnalysis& a, const std::string& key) {
@@ -110,7 +110,7 @@ std::vector<Finding> timing_findings(const TimingAnalysis& a) {
     f.provenance = {Provenance{a.source, std::nullopt, ""}};
     f.fields = {{"source", a.source}, {"process", proc_json(a, key)}, {"evidence", std::move(evidence)}};
     // Its NIC, its PCIe path or its cable: the ring cannot tell which, a counter or pair test can.
-    f.supports = {{"slow_link_or_nic", 20.0}};
+    f.supports = {{"slow_link_or_nic", 40.0}};
     out.push_back(std::move(f));
   };
 
@@ -222,6 +222,25 @@ std::vector<Finding> timing_findings(const TimingAnalysis& a) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+void attach_hardware(TimingAnalysis& a, const EvidenceSet& set, const std::vector<HostTopology>& topo) {
+  for (const auto& [key, proc] : a.skew.procs) {
+    ProcessHardware hw;
+    hw.gpu = proc.busid;
+    if (hw.gpu.empty())
+      for (const auto* e : set.of_kind("ranks.process"))
+        if (e->subject.host == proc.host && e->subject.pid == proc.pid && e->subject.gpu) hw.gpu = *e->subject.gpu;
+    for (const auto& t : topo) {
+      if (t.host != proc.host) continue;
+      for (const auto& g : t.gpus)
+        if (!hw.gpu.empty() && (g.bdf == hw.gpu || std::to_string(g.index) == hw.gpu)) {
+          hw.gpu = g.bdf;
+          hw.nic = g.nearest_nic;
+        }
+    }
+    if (!hw.gpu.empty() || !hw.nic.empty()) a.hardware[key] = hw;
+  }
 }
 
 bool timing_problem(const TimingAnalysis& a) {

@@ -12,7 +12,9 @@
 
 #include "analysis/perf/coll_skew.hpp"
 #include "analysis/perf/slow_channels.hpp"
+#include "analysis/perf/topology.hpp"
 #include "ccdiag/coll_timing.hpp"
+#include "ccdiag/evidence_set.hpp"
 #include "ccdiag/finding.hpp"
 
 namespace ccdiag::perf {
@@ -33,6 +35,10 @@ struct TimingAnalysis {
 };
 
 TimingAnalysis analyze_timings(const TimingSet& set, const std::string& source, double resolution_ms);
+
+// The GPU (ranks.process evidence of the bundles, or the log's busId) and its nearest NIC
+// (pcie.link) of every process the analysis knows.
+void attach_hardware(TimingAnalysis& a, const EvidenceSet& set, const std::vector<HostTopology>& topo);
 
 // perf.slow_link (a process: its NIC/PCIe path; or a link between two), perf.slow_communicator,
 // perf.slow_channel, perf.late_arrival, perf.slow_host. A named culprit supports `slow_link_or_nic`,
