@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/perf/perf_analysis.hpp"
+#include "analysis/perf/rdma_counters.hpp"
 #include "analysis/perf/slow_comm.hpp"
 #include "collectors/fr/loader.hpp"
 #include "analysis/perf/topology.hpp"
@@ -210,6 +211,9 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
   }
   std::vector<HostTopology> topo;
   for (const auto& h : set.hosts) topo.push_back(topology_from_evidence(set.evidence, h));
+  // The bundles' RDMA counters, sampled twice by `collect`: a port congested among all ports read.
+  std::optional<RdmaCounterAnalysis> rdma;
+  if (!opts.bundles.empty()) rdma = analyze_rdma_counters(set.evidence);
 
   std::optional<Baseline> baseline;
   if (!opts.baseline.empty()) {
@@ -264,6 +268,11 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
       checked.data = {{"communicators", t.skew.comms.size()}, {"channels", t.channels.channels.size()}};
       set.evidence.push_back(std::move(checked));
     }
+  }
+  if (rdma) {
+    auto rf = rdma_counter_findings(*rdma);
+    findings.insert(findings.end(), rf.begin(), rf.end());
+    for (const auto& n : rdma->notes) set.unchecked.push_back(Unchecked{"RDMA port congestion", UncheckedState::unavailable, n});
   }
   findings.insert(findings.end(), set.findings.begin(), set.findings.end());
   set.findings = std::move(findings);
@@ -345,6 +354,7 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
       j["perf"] = {{"results", res}, {"topology", tj}};
       if (slow) j["perf"]["fr"] = slow_comm_json(*slow);
       for (const auto& t : timing) j["perf"][t.source == "profiler rings" ? "rings" : "logs"] = timing_json(t);
+      if (rdma) j["perf"]["rdma_counters"] = rdma_counter_json(*rdma);
       if (!opts.save_baseline.empty()) j["perf"]["saved_baseline"] = opts.save_baseline;
       ctx.out << j.dump(2) << '\n';
       break;
@@ -372,7 +382,8 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     return a.verdict.status == "below_expected" || a.verdict.status == "regression" || a.wrong_total > 0 ||
            a.run->out_of_bounds.value_or(0) > 0 || !a.run->failures.empty();
   }) || (slow && (!slow->culprits.empty() || std::any_of(slow->comms.begin(), slow->comms.end(), [](const CommStats& c) { return c.slow; }))) ||
-                       std::any_of(timing.begin(), timing.end(), [](const TimingAnalysis& t) { return timing_problem(t); });
+                       std::any_of(timing.begin(), timing.end(), [](const TimingAnalysis& t) { return timing_problem(t); }) ||
+                       (rdma && std::any_of(rdma->ports.begin(), rdma->ports.end(), [](const PortRate& p) { return p.congested; }));
   // insufficient_evidence is not a problem found: what could not be judged is
   // listed under unchecked, and the exit code says "partial" only for bad inputs.
   const bool cause_named =
