@@ -204,3 +204,39 @@ TEST_CASE("torchrun console: nothing without a console", "[torchrun]") {
   CHECK(c.empty());
   CHECK(torchrun_findings(c).empty());
 }
+
+TEST_CASE("torchrun console: when every rank timed out, the one the agent stopped is no odd one out", "[torchrun]") {
+  // A deadlock (p2p recv before send, two groups waiting on each other):
+  // every rank logs a collective timeout; three raise and exit 1 and the
+  // agent stops the fourth, still unwinding its own timeout. It was in the
+  // collective like the others (a CI run once blamed it).
+  TorchrunConsole c;
+  for (int r = 0; r < 4; ++r) {
+    TorchrunFailure f;
+    f.rank = r;
+    f.local_rank = r;
+    f.pid = 18702 + r;
+    if (r == 0) {
+      f.exitcode = -15;
+      f.signal = "SIGTERM";
+      c.agent_terminated.insert(*f.pid);
+    } else {
+      f.exitcode = 1;
+    }
+    f.root_cause = r == 1;
+    c.failures.push_back(f);
+    c.timed_out.insert(r);
+    c.collective_failed.insert(r);
+    c.known_ranks.insert(r);
+  }
+  for (const auto& f : torchrun_findings(c)) CHECK(f.id != "torchrun.odd_rank_out");
+  // The same table with rank 0 silent (no timeout of its own) still names it.
+  c.timed_out.erase(0);
+  bool odd = false;
+  for (const auto& f : torchrun_findings(c))
+    if (f.id == "torchrun.odd_rank_out") {
+      odd = true;
+      CHECK(f.subject.rank == 0);
+    }
+  CHECK(odd);
+}

@@ -140,7 +140,11 @@ std::optional<int> console_culprit(const TorchrunConsole& c) {
     if (stopped_by_agent(c, f)) by_agent.push_back(&f);
     else if (f.exitcode && *f.exitcode > 0) raised.push_back(&f);
   }
-  if (by_agent.size() == 1 && raised.size() >= 2) return by_agent.front()->rank;
+  // A rank that logged a collective timeout itself was in the collective: the
+  // agent only reached it first while it was still unwinding (every rank timed
+  // out in a deadlock; the slowest to exit is the one the agent stops).
+  if (by_agent.size() == 1 && raised.size() >= 2 && !c.timed_out.count(*by_agent.front()->rank))
+    return by_agent.front()->rank;
   if (auto r = silent_rank(c)) return r;
   return std::nullopt;
 }
