@@ -351,3 +351,29 @@ TEST_CASE("captures too long for a number stay strings and never throw (fuzz reg
   REQUIRE(b);
   CHECK(b->fields["code"].is_string());
 }
+
+TEST_CASE("net plugin: the default name probed and absent is context; a requested plugin that fails votes",
+          "[logs]") {
+  auto plugin_finding = [](const std::string& line) {
+    auto a = LogAnalyzer::create(builtin_signatures());
+    REQUIRE(a);
+    (*a)->add_text(line + "\n", "nccl.log", "");
+    const LogAnalysis r = (*a)->finish();
+    const Finding* f = find(r, "nccl.net.plugin_load_failed");
+    REQUIRE(f);
+    return *f;
+  };
+  for (const char* benign :
+       {"h:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+        "h:1:1 [0] NCCL INFO NET/Plugin : Plugin load returned 2 : libnccl-net.so: cannot open shared object file: "
+        "No such file or directory"}) {
+    const Finding f = plugin_finding(benign);
+    CHECK(f.role == FindingRole::context);
+    CHECK(f.supports.empty());
+  }
+  const Finding asked = plugin_finding(
+      "node7:41205:41205 [5] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net-gcp.so: cannot open shared "
+      "object file: No such file or directory");
+  CHECK(asked.role != FindingRole::context);
+  CHECK(supports(asked, "net_plugin_mismatch"));
+}

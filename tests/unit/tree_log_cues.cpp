@@ -427,3 +427,43 @@ TEST_CASE("log facts: a traceback frame's source line is context, not a failure 
   }
   CHECK(quoted == 1);  // the Traceback line itself still marks a failure
 }
+
+TEST_CASE("log cues: NCCL's kernels needing more shared memory than the GPU has is an NCCL release too old for it",
+          "[tree][cues]") {
+  // nccl-tests on RTX 5090 with NCCL 2.25.1 (NVIDIA/nccl-tests#287; fixed in 2.26.2).
+  CHECK(has_cue(line_cues("host:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856"),
+                "nccl_device_smem", Layer::nccl));
+  CHECK(has_cue(line_cues("h:1:2 [0] enqueue.cc:90 NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds device/fn "
+                          "maxSharedMem 79856"),
+                "nccl_device_smem", Layer::nccl));
+  const Report r = diagnose_text(
+      "host:4766:4766 [0] NCCL INFO NCCL version 2.25.1+cuda12.8\n"
+      "host:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856\n"
+      "host:4766:4780 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\n"
+      "host:4766:4780 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
+      "host:4766:4780 [0] enqueue.cc:1367 NCCL WARN Cuda failure 1 'invalid argument'\n");
+  CHECK(r.verdict.root_cause == "nccl_bug");
+}
+
+TEST_CASE("log facts: the default net plugin absent is NCCL's start-up INFO, a requested one missing is a failure",
+          "[tree][facts]") {
+  auto plugin_failed = [](const std::string& line) {
+    EvidenceSet set;
+    extract_log_facts(line + "\n", "t.log", "", set);
+    for (const auto& f : set.findings)
+      if (f.id == "log.net_plugin_failed") return true;
+    return false;
+  };
+  // Printed on every start without a plugin (2.19+, and the older wordings).
+  CHECK_FALSE(plugin_failed("h:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."));
+  CHECK_FALSE(plugin_failed("h:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
+                            "cannot open shared object file: No such file or directory"));
+  CHECK_FALSE(plugin_failed("h:1:1 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation"));
+  // "incompatible" about something else is no plugin failure.
+  CHECK_FALSE(plugin_failed("RuntimeError: The NVIDIA driver on your system is too old / incompatible with this torch"));
+  // A plugin asked for by name that does not load, or one NCCL rejects, is.
+  CHECK(plugin_failed("h:1:1 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net-gcp.so: cannot open shared "
+                      "object file: No such file or directory"));
+  CHECK(plugin_failed("h:1:1 [0] NCCL WARN Failed to initialize any NET plugin"));
+  CHECK(plugin_failed("h:1:1 [0] NCCL WARN NET/Plugin: plugin v6 is incompatible with this NCCL"));
+}

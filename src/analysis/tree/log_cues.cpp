@@ -153,6 +153,14 @@ const std::vector<TextCue>& text_cues() {
        "a CUDA stream or event was used on another device or context (the rank's current device is not the "
        "communicator's)",
        {{"wrong_device_binding", 4}, {"user_code_bug", 4}}},
+      // NCCL's kernels ask for more shared memory per block than this GPU
+      // allows (enqueue.cc, ncclInitKernelsForDevice): the release predates
+      // the GPU (2.25 on consumer Blackwell, fixed in 2.26.2). The launch then
+      // fails with 'invalid argument' or ncclSystemError.
+      {"nccl_device_smem", {"exceeds device/fn maxSharedMem"}, {"ncclMaxSharedMem"}, {}, L::nccl,
+       "kernel resources", S::error, R::primary,
+       "NCCL's kernels need more shared memory than this GPU offers: this NCCL release does not support the GPU",
+       {{"nccl_bug", 20}}},
       {"topology_search_failed", {"Failed to find reverse path", "Could not find a path for pattern",
                                   "Could not find a path", "no path found between"},
        {}, {}, L::nccl, "topology search", S::error, R::primary,

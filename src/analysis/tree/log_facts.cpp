@@ -203,10 +203,16 @@ const std::vector<Signal>& signals() {
        S::error, R::primary, "two ranks use the same GPU", {{"wrong_device_binding", 60}}},
       {"nccl_version_mismatch", {}, {"NCCL version mismatch", "Mismatched NCCL version", "nccl version mismatch"}, {},
        L::nccl, S::error, R::primary, "NCCL reported different versions across ranks", {{"nccl_version_mismatch", 200}}},
+      // Not NCCL's INFO that the default name (libnccl-net.so) is absent and
+      // its internal transports are used: it opens nearly every NCCL log.
+      // "incompatible" counts only on a line about a net plugin.
       {"net_plugin_failed", {}, {"Failed to initialize any NET plugin", "NET/Plugin: Failed", "NET/Plugin : Failed",
-                                 "NET/Plugin: Could not", "incompatible", "NET/Plugin : Plugin load returned"},
-       {"No plugin found"}, L::nccl, S::error, R::primary, "the NCCL network plugin failed to load or initialise",
-       {{"net_plugin_mismatch", 150}}},
+                                 "NET/Plugin: Could not", "incompatible", "NET/Plugin : Plugin load returned",
+                                 "NET/Plugin: Plugin load returned"},
+       {"No plugin found", "sing internal", "Could not find: libnccl-net.so", "(libnccl-net.so) returned",
+        ": libnccl-net.so: cannot open shared object file"},
+       L::nccl, S::error, R::primary, "the NCCL network plugin failed to load or initialise",
+       {{"net_plugin_mismatch", 150}}, {"NET/Plugin", "NET plugin", "net plugin", "libnccl-net"}},
       // Not NCCL's advice line after any NVLS error ("Disable NVLS (NCCL_NVLS_ENABLE=0) if you wish to avoid
       // this error"): it follows fabric failures too.
       {"nvls_failed", {}, {"NVLS", "NVLink SHARP"}, {"NCCL INFO", "present state", "error 401", "NCCL_NVLS_ENABLE=0"},

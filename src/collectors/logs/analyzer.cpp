@@ -24,6 +24,25 @@ namespace ccdiag::logs {
 
 namespace {
 
+// "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."
+// (2.19+), "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so:
+// cannot open shared object file ..." and "No plugin found (libnccl-net.so),
+// using internal implementation" (older): the default name probed and absent.
+bool default_net_plugin_absent(std::string_view line) {
+  const size_t at = line.find("libnccl-net.so");
+  if (at == std::string_view::npos) return false;
+  // Another library named anywhere on the line was requested by name.
+  for (size_t p = line.find("libnccl-net"); p != std::string_view::npos; p = line.find("libnccl-net", p + 1))
+    if (line.compare(p, 14, "libnccl-net.so") != 0) return false;
+  return line.find("sing internal") != std::string_view::npos ||
+         line.find("cannot open shared object file") != std::string_view::npos ||
+         line.find("Could not find") != std::string_view::npos;
+}
+
+}  // namespace
+
+namespace {
+
 constexpr size_t kMaxGroups = 200000;   // distinct (signature, actor) aggregates kept
 constexpr size_t kExcerptMax = 300;
 
@@ -406,6 +425,15 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
       f.role = actionable ? FindingRole::primary : FindingRole::context;
     } else {
       f.summary = render_summary(sig.summary, fields);
+    }
+    if (sig.id == "nccl.net.plugin_load_failed" && default_net_plugin_absent(line)) {
+      // NCCL looks for the default plugin name on every start and says so at
+      // INFO when none is installed; it then uses its own IB / socket code. A
+      // plugin that was asked for (NCCL_NET_PLUGIN) has another name.
+      f.role = FindingRole::context;
+      f.severity = Severity::info;
+      f.supports.clear();
+      f.summary = "no NCCL net plugin installed (libnccl-net.so): NCCL uses its internal network transports";
     }
     if (cs.special == Special::breadcrumb) {
       g.chain.push_back(text(fields, "src_file", "?") + ":" + std::to_string(num(fields, "src_line", 0)));
