@@ -155,10 +155,12 @@ std::vector<Signature> build() {
   b.add("nccl.ib.device_marked_failed", L::transport, S::error, R::primary,
         R"re(NET/IB: Device (?P<dev_index>\d+) marked as failed)re", "NCCL marked IB device index {dev_index} as failed",
         {{"nic_port_down", 6}, {"nic_link_flapping", 3}}, "Port failover took a device out of service");
-  b.add("nccl.ib.no_device", L::system_config, S::warning, R::symptom, R"re(NET/IB ?: No device found)re",
-        "NET/IB found no usable device (NCCL falls back to sockets)",
-        {{"unusable_hca_selected", 2}, {"nccl_config_error", 2}},
-        "IB not usable: driver, NCCL_IB_HCA filter or container without /dev/infiniband");
+  // Printed at INFO on every host without an RDMA NIC (most single-node
+  // jobs, cloud VMs); NCCL then uses sockets. Context, not a vote: on the
+  // corpus it never came with the cause it used to nudge.
+  b.add("nccl.ib.no_device", L::system_config, S::info, R::context, R"re(NET/IB ?: No device found)re",
+        "NET/IB found no usable device (NCCL falls back to sockets)", {},
+        "IB not usable: no RDMA NIC, driver, NCCL_IB_HCA filter or container without /dev/infiniband");
   b.add("nccl.net.plugin_init_failed", L::nccl, S::error, R::primary, R"re(Failed to initialize any NET plugin)re",
         "NCCL failed to initialise any network plugin", {{"net_plugin_mismatch", 40}, {"nccl_config_error", 3}},
         "NCCL_NET / NCCL_NET_PLUGIN names a plugin that cannot load, or its libraries are missing");
