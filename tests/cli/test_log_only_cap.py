@@ -21,6 +21,16 @@ class LogOnlyCap(unittest.TestCase):
         self.assertEqual(v["confidence"], 0.85)
         self.assertIn("Log lines only", v["summary"])
 
+    def test_a_symptom_keeps_its_own_cap_and_no_note(self):
+        # A rank killed by a signal (torchrun's real console) is a symptom
+        # verdict, held at 0.6 by that rule; the log-only note is not added.
+        log = os.path.join(SOURCE_DIR, "tests", "fixtures", "torch", "sigkill", "console.log")
+        doc, _ = run_json(["diagnose", "--log", log], expect_rc=1)
+        v = doc["verdict"]
+        self.assertEqual(v["root_cause"], "rank_process_died")
+        self.assertLessEqual(v["confidence"], 0.6)
+        self.assertNotIn("Log lines only", v["summary"])
+
     def test_a_host_check_lifts_the_cap(self):
         d = os.path.join(SCENARIOS, "dev-shm-64m-bundle", "bundles")
         doc, _ = run_json(["diagnose", *[os.path.join(d, h) for h in sorted(os.listdir(d))]], expect_rc=1)

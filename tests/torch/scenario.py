@@ -202,6 +202,23 @@ def main():
             if RANK == 0:
                 time.sleep(TIMEOUT * 3)  # e.g. rank 0 alone writes a checkpoint
             dist.barrier()
+        elif SCENARIO == "segv":
+            # A native crash in one rank (a bad pointer in an extension):
+            # SIGSEGV kills it outright; the others wait in the next all_reduce.
+            ready()
+            if RANK == CULPRIT:
+                time.sleep(1)
+                import ctypes
+                ctypes.string_at(0)
+            train_step(t)
+        elif SCENARIO == "exit_code":
+            # One rank leaves through os._exit(3) (a library's fatal error
+            # handler, a sys.exit in a callback): no traceback, a non-zero exit.
+            ready()
+            if RANK == CULPRIT:
+                time.sleep(1)
+                os._exit(3)
+            train_step(t)
         elif SCENARIO == "straggler":
             ready()
             if RANK == CULPRIT:

@@ -310,6 +310,24 @@ class RankKilled(ScenarioTest):
     live = False
 
 
+class RankSegfaults(ScenarioTest):
+    """Rank 2 crashes in native code (SIGSEGV, a bad pointer in an
+    extension); the others fail in the next all_reduce."""
+    scenario = "segv"
+    causes = ("rank_process_died",)
+    live = False
+
+
+class RankExitsNonZero(ScenarioTest):
+    """Rank 2 leaves through os._exit(3): no traceback, no signal, a non-zero
+    exit code. Its death is the fact; the logs alone may read it as the
+    script's own doing."""
+    scenario = "exit_code"
+    causes = ("rank_process_died",)
+    logs_causes = ("rank_process_died", "user_code_bug")
+    live = False
+
+
 class SizeMismatch(ScenarioTest):
     scenario = "size_mismatch"
     causes = ("mismatched_collectives",)

@@ -629,7 +629,8 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     v.root_cause = best->cause;
     v.layer = info->layer;
     v.basis = strong ? "evidence" : "leading_candidate";
-    const bool log_only_capped = strong && !positively_checked && best->confidence > kLogOnlyCap;
+    const bool log_only_capped =
+        strong && !symptom_cause(best->cause) && !positively_checked && best->confidence > kLogOnlyCap;
     v.confidence = round3(symptom_cause(best->cause) ? std::min(kSymptomCap, best->confidence)
                           : leading                  ? std::clamp(best->confidence, kLeadFloor, kNoCauseCap)
                           : log_only_capped          ? kLogOnlyCap
