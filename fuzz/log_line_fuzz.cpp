@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "collectors/logs/analyzer.hpp"
-#include "collectors/logs/line_prefix.hpp"
+#include "ccdiag/line_prefix.hpp"
 #include "collectors/logs/matcher.hpp"
 #include "collectors/logs/reader.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "collectors/kernel/kernel_log.hpp"
 #include "collectors/logs/analyzer.hpp"
-#include "collectors/logs/line_prefix.hpp"
+#include "ccdiag/line_prefix.hpp"
 #include "collectors/logs/reader.hpp"
 
 using namespace ccdiag;

@@ -10,7 +10,7 @@
 #include <re2/re2.h>
 
 #include "analysis/tree/catalogue.hpp"
-#include "collectors/logs/line_prefix.hpp"
+#include "ccdiag/line_prefix.hpp"
 #include "collectors/logs/matcher.hpp"
 #include "collectors/logs/signature.hpp"
 

@@ -8,7 +8,7 @@
 #include "analysis/tree/log_cues.hpp"
 #include "analysis/tree/log_facts.hpp"
 #include "collectors/logs/analyzer.hpp"
-#include "collectors/logs/line_prefix.hpp"
+#include "ccdiag/line_prefix.hpp"
 #include "tree_helpers.hpp"
 
 using namespace ccdiag;
@@ -116,6 +116,10 @@ TEST_CASE("line prefixes: grep, compose, kubectl, mpirun, Ray, logging, Markdown
   CHECK(p.body == "ncclUnhandledCudaError: x");
   p = parse_line_prefix(">     node5:1:2 [0] NCCL WARN quoted");
   CHECK(p.host == "node5");
+  // grep -r over a paste whose line is a number: the path goes, the value stays.
+  CHECK(parse_line_prefix("logs/node1/rank3.log:001d").body == "001d");
+  CHECK(parse_line_prefix("logs/node1/rank3.log:0000").body == "0000");
+  CHECK(parse_line_prefix("logs/rank3.log:12:0000").body == "0000");  // grep -n
 }
 
 TEST_CASE("verdicts: logs without a failure are not health", "[tree][verdict]") {

@@ -258,3 +258,35 @@ TEST_CASE("pasted blocks: setpci reads of the ACS control register", "[tree][fac
             .findings_with("log.setpci_acs_enabled")
             .empty());
 }
+
+TEST_CASE("log facts: pasted blocks and line-start patterns are read behind a shipper's or launcher's prefix",
+          "[tree][logfacts]") {
+  // py-spy --native frames (indented) behind kubectl's prefix.
+  const std::string stack =
+      "Thread 77 (active): \"MainThread\"\n"
+      "    sched_yield (libc.so.6)\n"
+      "    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:1200)\n"
+      "    doLaunches (group.cc:150)\n"
+      "    ncclGroupEndInternal (group.cc:400)\n";
+  for (const std::string prefix : {"", "[pod/trainer-0/pytorch] ", "> ", "trainer-1  | ", "logs/rank0.log:"}) {
+    std::string text;
+    for (size_t at = 0; at < stack.size();) {
+      const size_t nl = stack.find('\n', at);
+      text += prefix + stack.substr(at, nl - at + 1);
+      at = nl + 1;
+    }
+    INFO(prefix);
+    CHECK(extract(text).findings_with("log.stack_in_nccl_launch").size() == 1);
+  }
+  // setpci's ACS register values behind grep -r's path prefix.
+  const auto acs = extract(
+      "logs/n1.log:$ sudo setpci -s 03:00.0 ecap_acs+6.w\n"
+      "logs/n1.log:001d\n");
+  CHECK(acs.findings_with("log.setpci_acs_enabled").size() == 1);
+  // An exception line behind a Markdown quote is still the traceback's end.
+  const auto exc = extract("> Traceback (most recent call last):\n"
+                           ">   File \"train.py\", line 3, in <module>\n"
+                           ">     x = batch[\"labels\"]\n"
+                           "> KeyError: 'labels'\n");
+  CHECK(exc.findings_with("log.python_exception").size() == 1);
+}

@@ -9,6 +9,7 @@
 #include "analysis/tree/line_text.hpp"
 #include "analysis/tree/log_cues.hpp"
 #include "analysis/tree/pasted_blocks.hpp"
+#include "ccdiag/line_prefix.hpp"
 
 namespace ccdiag {
 
@@ -366,7 +367,10 @@ struct Extractor {
     return set.findings.back();
   }
 
-  void line(const std::string& text, int64_t lineno, size_t& nccl_lines, size_t& warn_lines) {
+  // `body`: the line without a launcher's, shipper's or grep's prefix (the
+  // patterns anchored at a line's start read it; the rest search `text`).
+  void line(const std::string& text, std::string_view body, int64_t lineno, size_t& nccl_lines,
+            size_t& warn_lines) {
     const LineText lt(text);
     static const Field version("NCCL version ", R"(NCCL version (\d+\.\d+\.\d+))");
     static const Field env(" set by environment to ", R"((NCCL_[A-Z0-9_]+) set by environment to (\S*))");
@@ -449,9 +453,9 @@ struct Extractor {
     }
 
     // ---- torchrun failure block ----
-    if (tr_rank.find(lt, &g1)) pending_rank = to_int(g1);
-    if (tr_host.find(lt, &g1)) pending_host = g1;
-    if (tr_exit.find(lt, &g1)) {
+    if (tr_rank.find(body, &g1)) pending_rank = to_int(g1);
+    if (tr_host.find(body, &g1)) pending_host = g1;
+    if (tr_exit.find(body, &g1)) {
       const int code = to_int(g1);
       LineWho ww = w;
       if (pending_rank) ww.rank = *pending_rank;
@@ -556,7 +560,7 @@ struct Extractor {
       if (marker_lines.size() < kMaxMarkers)
         marker_lines.push_back({{"source", source}, {"line", lineno}, {"text", text.substr(0, 240)}});
     }
-    if (!source_line && (lt.has("Error: ") || lt.has("Exception: ")) && py_exc.find(lt, &g1, &g2) &&
+    if (!source_line && (lt.has("Error: ") || lt.has("Exception: ")) && py_exc.find(body, &g1, &g2) &&
         !is_distributed_exception(lt)) {
       auto& f = finding("log.python_exception", Layer::framework, Severity::error, FindingRole::primary,
                         "uncaught " + g1 + " in the training script", w, lineno, text);
@@ -567,6 +571,17 @@ struct Extractor {
 };
 
 }  // namespace
+
+// The line without the prefix a launcher, a log shipper, grep -r or a
+// Markdown quote put in front of it, keeping the indentation after that
+// prefix (py-spy's frames are the indented lines).
+std::string_view without_prefix(std::string_view line) {
+  const std::string_view body = logs::parse_line_prefix(line).body;
+  if (body.data() < line.data() || body.data() + body.size() > line.data() + line.size()) return line;
+  size_t start = static_cast<size_t>(body.data() - line.data());
+  while (start > 0 && (line[start - 1] == ' ' || line[start - 1] == '\t')) --start;
+  return line.substr(start, static_cast<size_t>(body.data() + body.size() - (line.data() + start)));
+}
 
 struct LogFactExtractor::Impl {
   std::string source, host;
@@ -586,11 +601,21 @@ LogFactExtractor::~LogFactExtractor() = default;
 void LogFactExtractor::line(std::string_view raw) {
   ++impl_->lineno;
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) raw.remove_suffix(1);
+  // A carriage return inside a line is a terminal redraw (tqdm): what the
+  // terminal finally showed is the text after the last one (as the analyser reads it).
+  if (const size_t cr = raw.rfind('\r'); cr != std::string_view::npos) raw.remove_prefix(cr + 1);
   if (raw.empty()) return;
-  const std::string line(raw.substr(0, kMaxLine));
+  std::string line(raw.substr(0, kMaxLine));
+  if (line.find('\x1b') != std::string::npos) logs::strip_ansi(line);
   try {
-    impl_->ex.line(line, impl_->lineno, impl_->nccl_lines, impl_->warn_lines);
-    impl_->blocks.line(line, impl_->lineno);
+    // A pasted block (a stack, a bandwidth matrix, setpci output) is read in
+    // its columns, and a few patterns are anchored at the line's start: both
+    // without the prefix a launcher, a log shipper, grep -r or a Markdown
+    // quote put in front of every line.
+    const std::string_view pasted = without_prefix(line);
+    const std::string_view body = logs::parse_line_prefix(pasted).body;
+    impl_->ex.line(line, body, impl_->lineno, impl_->nccl_lines, impl_->warn_lines);
+    impl_->blocks.line(std::string(pasted), impl_->lineno);
   } catch (const std::exception&) {
     // A number can overflow stoi: one bad line is skipped, never fatal.
   }

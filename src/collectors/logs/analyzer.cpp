@@ -14,7 +14,7 @@
 #include "ccdiag/utf8.hpp"
 #include "collectors/kernel/xid.hpp"
 #include "collectors/logs/captures.hpp"
-#include "collectors/logs/line_prefix.hpp"
+#include "ccdiag/line_prefix.hpp"
 #include "collectors/logs/matcher.hpp"
 #include "collectors/logs/reader.hpp"
 #include "collectors/logs/topology.hpp"

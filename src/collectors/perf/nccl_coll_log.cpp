@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 
-#include "collectors/logs/line_prefix.hpp"
+#include "ccdiag/line_prefix.hpp"
 #include "collectors/logs/topology.hpp"
 
 namespace ccdiag::perf {

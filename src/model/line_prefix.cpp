@@ -1,4 +1,4 @@
-#include "collectors/logs/line_prefix.hpp"
+#include "ccdiag/line_prefix.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -146,8 +146,9 @@ size_t grep_prefix(std::string_view s) {
   size_t n = stop + 1;
   size_t k = n;
   while (k < s.size() && digit(s[k])) ++k;
-  if (k > n && k < s.size() && s[k] == ':') n = k + 1;  // "path:NNN:"
-  else if (k > n) return 0;                              // "path:NNN text": not grep's form
+  // "path:NNN:" is grep -n's line number; otherwise the line itself may start
+  // with digits ("path:001d", a register value a paste printed).
+  if (k > n && k < s.size() && s[k] == ':') n = k + 1;
   return n;
 }
 
