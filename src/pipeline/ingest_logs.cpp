@@ -115,8 +115,11 @@ Status ingest_logs(const std::vector<LogFile>& files, EvidenceSet& set) {
                                                            [](const LogFile& f) { return f.path != "-"; }));
   const size_t cpus = usable_cpus();
   std::optional<ParallelFacts> parallel;
-  // Workers beside this thread: it runs the analyser, then helps.
-  if (cpus >= 2 && on_disk >= 2) parallel.emplace(files, std::min(cpus, on_disk) - 1);
+  // Workers beside this thread: it runs the analyser, then helps. At most 15:
+  // each holds a 4 MiB read block, and the analyser's one ordered pass is
+  // then the bound anyway.
+  constexpr size_t kMaxWorkers = 15;
+  if (cpus >= 2 && on_disk >= 2) parallel.emplace(files, std::min({cpus, on_disk, kMaxWorkers + 1}) - 1);
   EvidenceSet facts;
   for (size_t i = 0; i < files.size(); ++i) {
     const LogFile& f = files[i];
