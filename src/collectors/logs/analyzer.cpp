@@ -67,7 +67,7 @@ std::string result_name(int64_t code) {
 
 // What the analyser does with a signature beyond making a finding; decided
 // once at start-up so the per-line path compares no strings.
-enum class Special { none, xid, fell_off_bus, elastic_rank, elastic_exit, breadcrumb, peer_access, remote_error };
+enum class Special { none, xid, fell_off_bus, elastic_rank, elastic_exit, breadcrumb, peer_access, remote_error, c10d_frame };
 
 struct CompiledSig {
   std::unique_ptr<RE2> re;
@@ -134,6 +134,10 @@ struct LogAnalyzer::Impl {
   std::unique_ptr<Matcher> matcher;
   std::vector<Group> groups;
   std::unordered_map<std::string, size_t> index;
+  // The torch.distributed call each rank's traceback was last inside
+  // ("distributed_c10d.py", line N, in recv): a traceback lists it just before
+  // its exception, so a gloo timeout says which call timed out.
+  std::unordered_map<std::string, std::string> last_c10d_call;
   TopologyBuilder topo;
   TorchrunConsoleParser torchrun;  // the agent's console: root cause, its SIGTERMs
   LogStats stats;
@@ -185,6 +189,7 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
     else if (s.id == "torchelastic.failure_exitcode") c.special = Special::elastic_exit;
     else if (s.id == "nccl.error_breadcrumb") c.special = Special::breadcrumb;
     else if (s.id == "cuda.peer_access") c.special = Special::peer_access;
+    else if (s.id == "pytorch.c10d_frame") c.special = Special::c10d_frame;
     for (const auto& [name, idx] : c.re->NamedCapturingGroups()) {
       if (idx >= 64) continue;  // beyond the submatch array (no catalogue pattern has that many)
       c.groups.push_back(CompiledSig::Group{CaptureName{name, keep_as_string(name)}, idx});
@@ -334,6 +339,12 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
       }
       continue;
     }
+    if (cs.special == Special::c10d_frame) {
+      const std::string who = p.rank ? "rank " + std::to_string(*p.rank)
+                              : st.file_rank ? "rank " + std::to_string(*st.file_rank) : "file " + st.shown;
+      last_c10d_call[who] = std::string(c.fields.string("call").value_or(""));
+      continue;
+    }
     if (cs.special == Special::elastic_rank) {
       st.elastic_rank_line = lineno;
       st.elastic_rank = static_cast<int>(c.fields.integer("rank").value_or(-1));
@@ -375,6 +386,13 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
       continue;
     }
     nlohmann::json fields = c.to_json();
+    if (sig.id == "gloo.timeout") {
+      const std::string who = rank ? "rank " + std::to_string(*rank)
+                              : p.rank ? "rank " + std::to_string(*p.rank)
+                              : st.file_rank ? "rank " + std::to_string(*st.file_rank) : "file " + st.shown;
+      if (auto it = last_c10d_call.find(who); it != last_c10d_call.end() && !it->second.empty())
+        fields["call"] = it->second;
+    }
     Group g;
     g.sig = c.sig;
     g.count = 1;
@@ -524,8 +542,14 @@ LogAnalysis LogAnalyzer::Impl::finish() {
     // Which ranks logged a collective timeout: the silent one is the suspect.
     for (const auto& g : groups)
       if (g.f.subject.rank && (g.f.id == "gloo.timeout" || g.f.id == "pytorch.watchdog.timeout" ||
-                               g.f.id == "pytorch.watchdog.blocking_wait_timeout"))
+                               g.f.id == "pytorch.watchdog.blocking_wait_timeout")) {
         tc.timed_out.insert(*g.f.subject.rank);
+        // Which call it timed out in: the traceback's torch.distributed call
+        // (gloo), the watchdog's OpType (NCCL).
+        const char* key = g.f.id == "gloo.timeout" ? "call" : "op";
+        if (g.f.fields.contains(key) && g.f.fields[key].is_string())
+          tc.timed_out_call.emplace(*g.f.subject.rank, g.f.fields[key].get<std::string>());
+      }
     for (const auto& g : groups) {
       if (!g.f.subject.rank) continue;
       tc.known_ranks.insert(*g.f.subject.rank);

@@ -661,6 +661,12 @@ std::vector<Signature> build() {
         "This rank waited in a gloo collective for a peer that never sent or received its part: every rank "
         "that logs it is a victim; the rank that does not is the suspect")
       .reporter_waits = true;
+  // A traceback's frame inside torch.distributed: the call a rank was in.
+  // Not a finding; the analyser hands the call to the gloo timeout that
+  // follows in the same rank's traceback.
+  b.add("pytorch.c10d_frame", L::framework, S::info, R::context,
+        R"re(distributed_c10d\.py", line \d+, in (?P<call>\w+))re", "in torch.distributed {call}", {},
+        "The torch.distributed call a rank's traceback runs through");
   b.add("gloo.peer_closed", L::transport, S::warning, R::cascade,
         R"re(gloo/transport/tcp/pair\.cc:\d+\] (?P<what>Connection closed by peer|Read error|Write error|Connection reset by peer)\s*\[?(?P<peer>[0-9a-fA-F.:]+?)\]?(?::(?P<port>\d+))?(?:\s|:|$))re",
         "gloo: {what} {peer}", {{"rank_process_died", 2}},

@@ -1,6 +1,7 @@
 #include "collectors/logs/torchrun_console.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 
@@ -81,6 +82,22 @@ bool stopped_by_agent(const TorchrunConsole& c, const TorchrunFailure& f) {
   return (f.pid && c.agent_terminated.count(*f.pid)) || c.failures.size() > 1;
 }
 
+// "Not in the collective the others gave up on" needs one collective: when
+// the others timed out in different calls (two ranks in a recv, one in the
+// all_reduce after it: a point-to-point deadlock), the rank that logged none
+// may be one whose own timeout line the agent's SIGTERM cut off.
+bool one_call(const TorchrunConsole& c) {
+  std::string call;
+  for (const auto& [r, c0] : c.timed_out_call) {
+    std::string norm;
+    for (char ch : c0)
+      if (ch != '_') norm += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (call.empty()) call = norm;
+    else if (norm != call) return false;
+  }
+  return true;
+}
+
 // Every worker the table lists but one logged a collective timeout: that one
 // was not in the collective the others waited in. (Which workers the agent
 // then stopped is a race with their own exits, so the timeouts decide.)
@@ -97,6 +114,7 @@ std::optional<int> silent_rank(const TorchrunConsole& c) {
     }
   for (int r : c.timed_out)
     if (!all.count(r)) return std::nullopt;
+  if (!one_call(c)) return std::nullopt;
   return silent;
 }
 
@@ -143,7 +161,7 @@ std::optional<int> console_culprit(const TorchrunConsole& c) {
   // A rank that logged a collective timeout itself was in the collective: the
   // agent only reached it first while it was still unwinding (every rank timed
   // out in a deadlock; the slowest to exit is the one the agent stops).
-  if (by_agent.size() == 1 && raised.size() >= 2 && !c.timed_out.count(*by_agent.front()->rank))
+  if (by_agent.size() == 1 && raised.size() >= 2 && !c.timed_out.count(*by_agent.front()->rank) && one_call(c))
     return by_agent.front()->rank;
   if (auto r = silent_rank(c)) return r;
   return std::nullopt;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,6 +46,9 @@ struct TorchrunConsole {
   // Ranks that logged a collective timeout (gloo.timeout, the NCCL watchdog):
   // filled by the analyser from its findings before the calls below.
   std::set<int> timed_out;
+  // The call each of them timed out in, where the logs say ("all_reduce",
+  // "recv"; NCCL's OpType "ALLREDUCE"): filled by the analyser.
+  std::map<int, std::string> timed_out_call;
   // Ranks whose own lines say a collective failed under them (a timeout or a
   // gloo/NCCL peer that closed its socket), and every rank any finding names:
   // both filled by the analyser, like timed_out.
