@@ -134,11 +134,17 @@ size_t grep_prefix(std::string_view s) {
   const size_t stop = s.find_first_of(": ");
   if (stop == std::string_view::npos || stop == 0 || stop > 200 || s[stop] != ':') return 0;
   const std::string_view path = s.substr(0, stop);
+  // Most lines reach here with a NCCL "host" or a word before the colon:
+  // neither a '/' nor a '.' in it, so no file. Checked first (every line pays it).
+  if (path.find_first_of("/.") == std::string_view::npos) return 0;
   bool file = path.find('/') != std::string_view::npos;
-  for (std::string_view ext : {".log", ".txt", ".out", ".err", ".gz", ".stderr", ".stdout"})
-    if (path.size() > ext.size() && (path.substr(path.size() - ext.size()) == ext ||
-                                     path.find(std::string(ext) + "-") != std::string_view::npos))
-      file = true;
+  for (std::string_view ext : {".log", ".txt", ".out", ".err", ".gz", ".stderr", ".stdout"}) {
+    if (file) break;
+    if (path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext) file = true;
+    // "job.log-2" (a rotated file) or grep's "path-NNN-" context form.
+    for (size_t at = path.find(ext); !file && at != std::string_view::npos; at = path.find(ext, at + 1))
+      if (at + ext.size() < path.size() && path[at + ext.size()] == '-') file = true;
+  }
   if (!file || path.find("://") != std::string_view::npos) return 0;
   // A source location ("transport/net_ib.cc:1234 NCCL WARN") is part of the message.
   for (std::string_view ext : {".cc", ".cpp", ".c", ".h", ".hpp", ".cu", ".py", ".pyx"})

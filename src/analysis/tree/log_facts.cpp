@@ -574,9 +574,9 @@ struct Extractor {
 
 // The line without the prefix a launcher, a log shipper, grep -r or a
 // Markdown quote put in front of it, keeping the indentation after that
-// prefix (py-spy's frames are the indented lines).
-std::string_view without_prefix(std::string_view line) {
-  const std::string_view body = logs::parse_line_prefix(line).body;
+// prefix (py-spy's frames are the indented lines). `body` is where
+// logs::parse_line_prefix found the prefixes end.
+static std::string_view without_prefix(std::string_view line, std::string_view body) {
   if (body.data() < line.data() || body.data() + body.size() > line.data() + line.size()) return line;
   size_t start = static_cast<size_t>(body.data() - line.data());
   while (start > 0 && (line[start - 1] == ' ' || line[start - 1] == '\t')) --start;
@@ -612,10 +612,12 @@ void LogFactExtractor::line(std::string_view raw) {
     // its columns, and a few patterns are anchored at the line's start: both
     // without the prefix a launcher, a log shipper, grep -r or a Markdown
     // quote put in front of every line.
-    const std::string_view pasted = without_prefix(line);
-    const std::string_view body = logs::parse_line_prefix(pasted).body;
+    // One parse serves both: the body is where the prefixes end, the pasted
+    // text keeps the indentation before it.
+    const std::string_view body = logs::parse_line_prefix(line).body;
+    const std::string_view pasted = without_prefix(line, body);
     impl_->ex.line(line, body, impl_->lineno, impl_->nccl_lines, impl_->warn_lines);
-    impl_->blocks.line(std::string(pasted), impl_->lineno);
+    impl_->blocks.line(pasted, impl_->lineno);
   } catch (const std::exception&) {
     // A number can overflow stoi: one bad line is skipped, never fatal.
   }

@@ -119,14 +119,13 @@ void PastedBlocks::close_stack() {
   frames_.clear();
 }
 
-void PastedBlocks::line(const std::string& text, int64_t lineno) {
+void PastedBlocks::line(std::string_view text, int64_t lineno) {
   // ---- setpci reads of the ACS control register: "setpci -s 03:00.0 ecap_acs+6.w" (or PLX's "f2a.w"),
   // one value per bridge on the lines after it. A write ("...=0000") is someone disabling ACS.
   {
-    const bool acs_register = has(text, "ecap_acs") || has(text, "ECAP_ACS") || has(text, "f2a.w");
-    if (has(text, "setpci") && acs_register) {
+    if (has(text, "setpci") && (has(text, "ecap_acs") || has(text, "ECAP_ACS") || has(text, "f2a.w"))) {
       const size_t reg = std::min(text.find("f2a.w"), std::min(text.find("ecap_acs"), text.find("ECAP_ACS")));
-      in_acs_read_ = text.find('=', reg) == std::string::npos;
+      in_acs_read_ = text.find('=', reg) == std::string_view::npos;
       return;
     }
     if (in_acs_read_) {
@@ -140,7 +139,7 @@ void PastedBlocks::line(const std::string& text, int64_t lineno) {
         ++acs_values_;
         if (v != "0000") {
           ++acs_enabled_;
-          if (!acs_first_enabled_) acs_first_enabled_ = Hit{lineno, text.substr(0, 300)};
+          if (!acs_first_enabled_) acs_first_enabled_ = Hit{lineno, std::string(text.substr(0, 300))};
         }
         return;
       }
@@ -157,7 +156,7 @@ void PastedBlocks::line(const std::string& text, int64_t lineno) {
   if (!frames_.empty()) close_stack();
 
   // ---- p2pBandwidthLatencyTest matrices
-  if (has(text, "P2P=Disabled") || has(text, "P2P=Enabled")) {
+  if (has(text, "P2P=") && (has(text, "P2P=Disabled") || has(text, "P2P=Enabled"))) {
     open_matrix_.reset();
     // Bounded whatever the input: a real paste holds a few matrices of up to 64 GPUs.
     if (has(text, "Bandwidth") && matrices_.size() < kMaxMatrices) {
@@ -182,13 +181,16 @@ void PastedBlocks::line(const std::string& text, int64_t lineno) {
   }
 
   // ---- the fabric manager's unit state
-  const bool fm = has(text, "fabricmanager") || has(text, "fabric manager") || has(text, "Fabric Manager");
+  // Every line passes here: one cheap search rules most of them out.
+  const bool fm = has(text, "abric") &&
+                  (has(text, "fabricmanager") || has(text, "fabric manager") || has(text, "Fabric Manager"));
   if (fm && has(text, ".service")) fm_unit_line_ = lineno;
+  if (fm_failed_ || (!fm && !fm_unit_line_)) return;
   const bool unit_failed = has(text, "Active: failed") || has(text, "Active: inactive");
   const bool journal_failed = fm && (has(text, "Failed with result") || has(text, "Failed to start") ||
                                      has(text, "status=1/FAILURE") || has(text, "Main process exited, code=exited"));
   if (!fm_failed_ && (journal_failed || (unit_failed && fm_unit_line_ && lineno - *fm_unit_line_ <= 6)))
-    fm_failed_ = Hit{lineno, text.substr(0, 300)};
+    fm_failed_ = Hit{lineno, std::string(text.substr(0, 300))};
 }
 
 void PastedBlocks::finish(const std::string& source, const std::string& host, EvidenceSet& set) {

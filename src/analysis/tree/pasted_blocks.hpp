@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ccdiag/evidence_set.hpp"
@@ -35,7 +36,7 @@ namespace ccdiag {
 
 class PastedBlocks {
  public:
-  void line(const std::string& text, int64_t lineno);
+  void line(std::string_view text, int64_t lineno);
   // Appends the block findings (subject host when known) to `set`.
   void finish(const std::string& source, const std::string& host, EvidenceSet& set);
 
