@@ -374,7 +374,8 @@ struct Extractor {
     const LineText lt(text);
     static const Field version("NCCL version ", R"(NCCL version (\d+\.\d+\.\d+))");
     static const Field env(" set by environment to ", R"((NCCL_[A-Z0-9_]+) set by environment to (\S*))");
-    static const Field bootstrap("Bootstrap", R"(Bootstrap ?: Using \[?\d*\]?([A-Za-z0-9_.\-]+):([^\s<]+))");
+    // The address is followed by "<port>"; a pasted log may carry a placeholder ("<ip>") for it.
+    static const Field bootstrap("Bootstrap", R"(Bootstrap ?: Using \[?\d*\]?([A-Za-z0-9_.\-]+):(<[a-z]+>|[^\s<]+))");
     static const Field net_ib_dev("", R"(\[\d+\]([A-Za-z0-9_\-]+):(\d+)/(RoCE|IB))");
     static const Field net_socket("NET/Socket", R"(NET/Socket ?: Using \[\d+\]([A-Za-z0-9_.\-]+):)");
     static const Field plugin_loaded("", R"(NET/Plugin ?: (?:Loaded|Plugin name set by env to|Using) (?:net plugin )?'?([A-Za-z0-9_.\-]+))");
