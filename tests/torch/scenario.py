@@ -22,7 +22,9 @@ SCENARIO, OUT = sys.argv[1], sys.argv[2]
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
 TIMEOUT = float(os.environ.get("CCDIAG_TORCH_TIMEOUT", "15"))
-CULPRIT = 2
+# The rank that misbehaves; 2 by default (not 0, whose special roles -- store
+# host, logging rank -- would hide a reader that blames rank 0 by habit).
+CULPRIT = int(os.environ.get("CCDIAG_TORCH_CULPRIT", "2"))
 
 
 def ready():

@@ -301,6 +301,24 @@ TEST_CASE("log analyser: a gloo timeout carries the torch.distributed call its t
   CHECK(call[2] == "recv");
 }
 
+TEST_CASE("torchrun console: when rank 0 left early the rank the agent stopped is not blamed", "[torchrun]") {
+  // The same early exit by rank 0 (a real run): ranks 1 and 3 saw a peer
+  // close its connection, the agent then stopped rank 2 while it still
+  // waited, and rank 0 is in no table and printed nothing, so this console
+  // cannot name it. Rank 2 was alive until the agent's SIGTERM: it did not
+  // close anything. (The code before this test named rank 2 the odd one out.)
+  const auto c = parse(slurp("early_exit_rank0"));
+  std::set<int> listed;
+  for (const auto& f : c.failures)
+    if (f.rank) listed.insert(*f.rank);
+  CHECK(listed == std::set<int>{1, 2, 3});
+  const auto a = analyse("early_exit_rank0");
+  for (const auto& f : a.findings) CHECK(f.id != "torchrun.odd_rank_out");
+  for (const auto* f : voting(a))
+    for (const auto& s : f->supports)
+      if (s.cause == "rank_skips_collective" || s.cause == "rank_stuck_in_host_code") CHECK(f->subject.rank != 2);
+}
+
 TEST_CASE("torchrun console: a point-to-point deadlock whose one rank was stopped before it printed names nobody",
           "[torchrun]") {
   // The real p2p_deadlock console, edited to the race two CI runs met (README).

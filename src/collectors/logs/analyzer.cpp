@@ -557,6 +557,9 @@ LogAnalysis LogAnalyzer::Impl::finish() {
                               g.f.id == "pytorch.store.peer_closed" || g.f.id.rfind("gloo.", 0) == 0 ||
                               g.f.id.rfind("pytorch.watchdog", 0) == 0 || g.f.id.rfind("pytorch.store", 0) == 0;
       if (collective) tc.collective_failed.insert(*g.f.subject.rank);
+      if (g.f.id == "gloo.peer_closed" || g.f.id == "pytorch.store.peer_closed" ||
+          g.f.id.find("remote_error") != std::string::npos)
+        tc.peer_closed.insert(*g.f.subject.rank);
       else if (g.f.id.rfind("torchelastic.", 0) != 0 && g.f.id.rfind("torchrun.", 0) != 0 &&
                g.f.id.rfind("logs.", 0) != 0 && g.f.role != FindingRole::context &&
                g.f.role != FindingRole::cascade &&

@@ -161,7 +161,15 @@ std::optional<int> console_culprit(const TorchrunConsole& c) {
   // A rank that logged a collective timeout itself was in the collective: the
   // agent only reached it first while it was still unwinding (every rank timed
   // out in a deadlock; the slowest to exit is the one the agent stops).
-  if (by_agent.size() == 1 && raised.size() >= 2 && !c.timed_out.count(*by_agent.front()->rank) && one_call(c))
+  // And when the others failed because a peer closed its connection, some
+  // process had ended before them: not the one the agent stopped afterwards,
+  // which was alive until then. The one that ended is then a rank that left
+  // cleanly (exit 0, not in the table), whose number this console may not show
+  // (rank 0 or the last rank, outside the range of the failed ones).
+  bool peer_gone = false;
+  for (const auto* f : raised) peer_gone |= c.peer_closed.count(*f->rank) > 0;
+  if (by_agent.size() == 1 && raised.size() >= 2 && !c.timed_out.count(*by_agent.front()->rank) && one_call(c) &&
+      !peer_gone)
     return by_agent.front()->rank;
   if (auto r = silent_rank(c)) return r;
   return std::nullopt;

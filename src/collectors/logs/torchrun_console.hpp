@@ -54,6 +54,10 @@ struct TorchrunConsole {
   // both filled by the analyser, like timed_out.
   std::set<int> collective_failed;
   std::set<int> known_ranks;
+  // Ranks whose collective failed because a peer closed its connection (gloo
+  // "Connection closed by peer", the store's peer, NCCL's remote error): some
+  // process had already ended. Filled by the analyser.
+  std::set<int> peer_closed;
   // Ranks with an error of their own in the logs (an exception, a CUDA or
   // NCCL error), not a collective failing under them: filled by the analyser.
   std::set<int> own_error;
