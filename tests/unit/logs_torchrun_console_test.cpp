@@ -319,6 +319,30 @@ TEST_CASE("torchrun console: when rank 0 left early the rank the agent stopped i
       if (s.cause == "rank_skips_collective" || s.cause == "rank_stuck_in_host_code") CHECK(f->subject.rank != 2);
 }
 
+TEST_CASE("torchrun console: the --log-dir folders name the rank that left, rank 0 included", "[torchrun]") {
+  // With the per-rank files of torchrun --log-dir beside the console, the
+  // folders attempt_0/0..3 show the job had a rank 0, which is in no failure
+  // table: it is the one that left (it printed nothing, its files are empty).
+  auto a = LogAnalyzer::create(builtin_signatures());
+  REQUIRE(a);
+  (*a)->add_text(slurp("early_exit_rank0"), "console.log", "");
+  for (int l = 0; l < 4; ++l)
+    for (const char* f : {"stdout.log", "stderr.log"})
+      (*a)->add_text("", "logs/none_vtb3s_0u/attempt_0/" + std::to_string(l) + "/" + f, "");
+  const LogAnalysis r = (*a)->finish();
+  const Finding* left = nullptr;
+  for (const auto& f : r.findings)
+    if (f.id == "torchrun.rank_left_early") left = &f;
+  REQUIRE(left);
+  CHECK(left->subject.rank == 0);
+  // A folder that is not torchrun's layout names nothing.
+  auto b = LogAnalyzer::create(builtin_signatures());
+  REQUIRE(b);
+  (*b)->add_text(slurp("early_exit_rank0"), "console.log", "");
+  (*b)->add_text("", "logs/0/stderr.log", "");
+  for (const auto& f : (*b)->finish().findings) CHECK(f.id != "torchrun.rank_left_early");
+}
+
 TEST_CASE("torchrun console: a point-to-point deadlock whose one rank was stopped before it printed names nobody",
           "[torchrun]") {
   // The real p2p_deadlock console, edited to the race two CI runs met (README).

@@ -135,6 +135,23 @@ std::vector<int> absent_ranks(const TorchrunConsole& c) {
   if (!in_collective) return {};
   std::set<int> known = c.known_ranks;
   for (int r = *failed.begin(); r <= *failed.rbegin(); ++r) known.insert(r);
+  // The --log-dir folders name local ranks: with every listed worker on one
+  // host at one offset (rank = local rank + k), folder l is rank l + k, which
+  // reaches rank 0 and the last rank too.
+  if (!c.local_ranks_logged.empty()) {
+    std::optional<int> offset;
+    std::optional<std::string> host;
+    bool one_node = true;
+    for (const auto& f : c.failures) {
+      if (!f.rank || !f.local_rank) continue;
+      const int k = *f.rank - *f.local_rank;
+      if ((offset && *offset != k) || (host && *host != f.host)) one_node = false;
+      offset = k;
+      host = f.host;
+    }
+    if (one_node && offset)
+      for (int l : c.local_ranks_logged) known.insert(l + *offset);
+  }
   std::vector<int> out;
   for (int r : known)
     if (r >= 0 && !failed.count(r)) out.push_back(r);
@@ -190,7 +207,26 @@ const TorchrunFailure* TorchrunConsole::root_cause() const {
   return best;
 }
 
+// torchrun --log-dir writes <dir>/<run id>/attempt_<n>/<local rank>/{stdout,stderr}.log.
+static std::optional<int> torchrun_logdir_local_rank(std::string_view path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const std::string_view name = path.substr(slash + 1);
+  if (name != "stdout.log" && name != "stderr.log" && name != "error.json") return std::nullopt;
+  const std::string_view dir = path.substr(0, slash);
+  const size_t s2 = dir.find_last_of('/');
+  if (s2 == std::string_view::npos) return std::nullopt;
+  const std::string_view local = dir.substr(s2 + 1);
+  if (local.empty() || local.size() > 5 || local.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  const std::string_view parent = dir.substr(0, s2);
+  const size_t s3 = parent.find_last_of('/');
+  if (parent.substr(s3 == std::string_view::npos ? 0 : s3 + 1).rfind("attempt_", 0) != 0) return std::nullopt;
+  return std::stoi(std::string(local));
+}
+
 void TorchrunConsoleParser::begin_file(const std::string& shown) {
+  if (auto l = torchrun_logdir_local_rank(shown)) out_.local_ranks_logged.insert(*l);
   flush_entry();
   if (!carry_.empty()) feed_line(std::exchange(carry_, {}));
   flush_entry();

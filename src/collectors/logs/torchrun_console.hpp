@@ -58,6 +58,10 @@ struct TorchrunConsole {
   // "Connection closed by peer", the store's peer, NCCL's remote error): some
   // process had already ended. Filled by the analyser.
   std::set<int> peer_closed;
+  // Local ranks whose torchrun --log-dir files were given as inputs
+  // (".../attempt_0/3/stderr.log": local rank 3), empty ones included: a rank
+  // that exited 0 and printed nothing still has its folder.
+  std::set<int> local_ranks_logged;
   // Ranks with an error of their own in the logs (an exception, a CUDA or
   // NCCL error), not a collective failing under them: filled by the analyser.
   std::set<int> own_error;
