@@ -17,6 +17,7 @@
 #include "cli/common.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/proc/rank_discovery.hpp"
+#include "ccdiag/rank_job.hpp"
 #include "collectors/stacks/stacks.hpp"
 #include "sys/object_cache.hpp"
 #include "sys/probe_runner.hpp"
@@ -181,7 +182,28 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
     procs.push_back(std::move(p));
     procs_json.push_back(std::move(pj));
   }
-  const Census census = run_census(procs);
+  // Ranks of different jobs on this host are counted apart (census.cpp); the
+  // census lines of each job are prefixed with it, and its findings carry it.
+  std::map<std::string, std::vector<ProcessStacks>> by_job;
+  for (const auto& p : procs) {
+    const auto it = rank_of.find(p.pid);
+    by_job[it == rank_of.end() ? std::string() : rank_job_key(it->second.env)].push_back(p);
+  }
+  Census census;
+  if (by_job.size() <= 1) {
+    census = run_census(procs);
+  } else {
+    for (auto& [job, ps] : by_job) {
+      Census c = run_census(ps);
+      for (auto& line : c.lines) census.lines.push_back("job " + (job.empty() ? std::string("?") : job) + ": " + line);
+      for (auto& f : c.findings) {
+        f.fields["job"] = job;
+        census.findings.push_back(std::move(f));
+      }
+      for (auto& g : c.groups) census.groups.push_back(std::move(g));
+      for (auto& o : c.odd) census.odd.push_back(std::move(o));
+    }
+  }
   if (opts.output.json) {
     nlohmann::json j{{"schema_version", 1}, {"host", host}, {"errors", errors}, {"census", to_json(census)}};
     j["processes"] = std::move(procs_json);  // moved, not copied by an initializer list

@@ -147,6 +147,14 @@ std::string thread_activity(const ThreadStack& t) {
     if (f.kind == "python") {
       std::string file = f.file.value_or("?");
       if (const size_t s = file.rfind('/'); s != std::string::npos) file = file.substr(s + 1);
+      // Blocked in a native wait under torch.distributed's own call: a c10d
+      // wait, however much of the native stack the unwinder recovered (ranks
+      // in one all_reduce must not split into "c10d wait" and "user futex"
+      // because one stack lost its c10d:: frames).
+      const bool blocked = what == "in a user futex" || what == "in a condition-variable wait" ||
+                           what == "in a timed wait (poll, sleep or futex)" || what == "in poll" ||
+                           what == "in epoll_wait" || what == "in recv on a socket";
+      if (blocked && file == "distributed_c10d.py") what = "in a c10d wait";
       return what + " at " + file + ":" + (f.line ? std::to_string(*f.line) : "???") + " in " + f.function;
     }
   const std::string app = app_frame(t);

@@ -57,7 +57,7 @@ class ScenarioTest(unittest.TestCase):
             raise unittest.SkipTest("base class")
         cls.live_doc = cls.collect_doc = cls.ranks_doc = None
         cls.work = tempfile.mkdtemp(prefix="ccdiag-torch-test-")
-        cls.job = TorchJob(cls.scenario)
+        cls.job = TorchJob(cls.scenario, culprit=cls.culprit)
         try:
             cls.job.wait_ready(cls.ready_ranks)
             if cls.live:
@@ -247,6 +247,19 @@ class EarlyExit(ScenarioTest):
     live = False
 
 
+class EarlyExitRank0(EarlyExit):
+    """The same early exit by rank 0, whose roles (store host, first rank)
+    must not decide the reading, and which torchrun's table cannot show as a
+    gap: the job's ranks come from the --log-dir folders beside the console."""
+    culprit = 0
+
+
+class EarlyExitLastRank(EarlyExit):
+    """The same early exit by the last rank: outside the range of the ranks
+    the table lists."""
+    culprit = 3
+
+
 class RankRaises(ScenarioTest):
     """Rank 2 raises a KeyError in its own code between two steps; the agent
     stops the other three, which wait in the next all_reduce. The console
@@ -293,6 +306,12 @@ class BusyRank(ScenarioTest):
     causes = ("rank_stuck_in_host_code", "rank_skips_collective", "straggler_or_timeout_too_short")
 
 
+class BusyRank0(BusyRank):
+    """The busy rank is rank 0: live stacks, the bundle, the logs and the
+    dumps must name it as they name rank 2."""
+    culprit = 0
+
+
 class StuckInDataLoader(ScenarioTest):
     logs_ambiguous = True
     scenario = "dataloader"
@@ -308,6 +327,11 @@ class RankKilled(ScenarioTest):
     scenario = "sigkill"
     causes = ("rank_process_died",)
     live = False
+
+
+class RankKilledRank0(RankKilled):
+    """The SIGKILLed rank is rank 0 (where the store lives)."""
+    culprit = 0
 
 
 class RankSegfaults(ScenarioTest):

@@ -53,7 +53,7 @@ def free_port():
 class TorchJob:
     """`with TorchJob("skip") as job: job.wait_ready(); ...; job.wait_end()`"""
 
-    def __init__(self, scenario, timeout_s=TIMEOUT_S):
+    def __init__(self, scenario, timeout_s=TIMEOUT_S, culprit=2):
         self.py = require_torch()
         self.scenario = scenario
         self.dir = tempfile.mkdtemp(prefix=f"ccdiag-torch-{scenario}-")
@@ -63,7 +63,8 @@ class TorchJob:
         self.console_path = os.path.join(self.dir, "console.log")
         env = dict(os.environ)
         env.update({"TORCH_FR_BUFFER_SIZE": "2000",
-                    "CCDIAG_TORCH_TIMEOUT": str(timeout_s), "OMP_NUM_THREADS": "1",
+                    "CCDIAG_TORCH_TIMEOUT": str(timeout_s), "CCDIAG_TORCH_CULPRIT": str(culprit),
+                    "OMP_NUM_THREADS": "1",
                     "PYTHONUNBUFFERED": "1", "GLOO_SOCKET_IFNAME": "lo", "TORCHELASTIC_ERROR_FILE": ""})
         env.pop("TORCHELASTIC_ERROR_FILE")
         self.console = open(self.console_path, "wb")

@@ -137,6 +137,41 @@ TEST_CASE("census findings from stacks.process evidence of bundles", "[census]")
   CHECK(odd[0]->subject.host == std::optional<std::string>("node8"));
 }
 
+TEST_CASE("ranks of two jobs on one host are counted apart", "[census]") {
+  // Job A (port 29500): rank 2 in its dataloader while 0, 1, 3 wait in an
+  // all_reduce. Job B (port 29600) beside it on the same host: all four ranks
+  // loading data, as a healthy job does. Mixed, the dataloader ranks were the
+  // majority (5 of 8) and job A's waiting ranks looked odd; apart, A's rank 2
+  // is its odd rank out and B has none.
+  EvidenceSet set;
+  for (int job = 0; job < 2; ++job)
+    for (int r = 0; r < 4; ++r) {
+      ProcessStacks p = (job == 1 || r == 2) ? rank_in(r, in_dataloader()) : rank_in(r, in_allreduce());
+      p.pid = 1000 + 100 * job + r;
+      p.threads[0].tid = p.pid;
+      Evidence s;
+      s.kind = "stacks.process";
+      s.subject.host = "node7";
+      s.subject.rank = r;
+      s.subject.pid = p.pid;
+      s.data = p;
+      set.evidence.push_back(s);
+      Evidence rp;
+      rp.kind = "ranks.process";
+      rp.subject.host = "node7";
+      rp.subject.pid = p.pid;
+      rp.subject.rank = r;
+      rp.data = {{"env", {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", job == 0 ? "29500" : "29600"}}}};
+      set.evidence.push_back(rp);
+    }
+  append_census_findings(set);
+  auto odd = set.findings_with("stacks.rank_outside_collective");
+  REQUIRE(odd.size() == 1);
+  CHECK(odd[0]->subject.rank == std::optional<int>(2));
+  CHECK(odd[0]->subject.pid == std::optional<int64_t>(1002));
+  CHECK(odd[0]->fields.value("job", "") == "127.0.0.1:29500/");
+}
+
 TEST_CASE("census names a Python rank by its innermost Python frame", "[census][python]") {
   ccdiag::ThreadStack t;
   t.tid = 5;
@@ -150,6 +185,30 @@ TEST_CASE("census names a Python rank by its innermost Python frame", "[census][
   py.line = 212;
   t.frames = {native, py};
   CHECK(ccdiag::thread_activity(t) == "in a user futex at train.py:212 in Trainer.evaluate");
+}
+
+TEST_CASE("a Python rank blocked under torch.distributed's call is in a c10d wait, native frames or not",
+          "[census][python]") {
+  // A real capture (busy scenario, rank 3): the unwinder stopped in libc, so
+  // no c10d:: frame, but the innermost Python frame is all_reduce in
+  // distributed_c10d.py. It read as "in a user futex" and split the waiting
+  // ranks of one all_reduce in two groups.
+  ccdiag::ThreadStack t;
+  t.tid = 7;
+  t.syscall = "futex";
+  ccdiag::StackFrame native;
+  native.function = "__futex_abstimed_wait_common";
+  ccdiag::StackFrame py;
+  py.kind = "python";
+  py.function = "all_reduce";
+  py.file = "/srv/job/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py";
+  py.line = 4181;
+  t.frames = {native, py};
+  CHECK(ccdiag::thread_activity(t) == "in a c10d wait at distributed_c10d.py:4181 in all_reduce");
+  // Running (not blocked) inside that file is not a wait.
+  t.syscall.clear();
+  t.state = "R";
+  CHECK(ccdiag::thread_activity(t).rfind("running user code", 0) == 0);
 }
 
 TEST_CASE("census names the frame where the odd rank's stack parts from the majority", "[census]") {

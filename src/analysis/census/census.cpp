@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/parallel/dims.hpp"
+#include "ccdiag/rank_job.hpp"
 #include "ccdiag/thread_roles.hpp"
 
 namespace ccdiag {
@@ -336,20 +337,33 @@ nlohmann::json to_json(const Census& c) {
 }
 
 void append_census_findings(EvidenceSet& set) {
-  std::vector<ProcessStacks> procs;
+  // Ranks of different jobs on one host (two small jobs on a shared node) are
+  // counted apart: each job's census has its own majority and odd rank out.
+  std::map<std::pair<std::string, int64_t>, std::string> job_of;  // (host, pid) -> job
+  for (const Evidence* e : set.of_kind("ranks.process"))
+    if (e->subject.pid && e->data.contains("env"))
+      job_of[{e->subject.host.value_or(""), *e->subject.pid}] = rank_job_key(e->data["env"]);
+  std::map<std::string, std::vector<ProcessStacks>> by_job;
   for (const Evidence* e : set.of_kind("stacks.process")) {
     if (!e->availability.is_ok()) continue;
     try {
       ProcessStacks p = e->data.get<ProcessStacks>();
       if (e->subject.host) p.host = e->subject.host;
       if (e->subject.rank && !p.rank) p.rank = e->subject.rank;
-      procs.push_back(std::move(p));
+      const auto it = job_of.find({p.host.value_or(""), p.pid});
+      by_job[it == job_of.end() ? std::string() : it->second].push_back(std::move(p));
     } catch (const nlohmann::json::exception&) {
       // A malformed item in a bundle is skipped, not fatal (house style §7.3).
     }
   }
-  if (procs.empty()) return;
-  for (auto& f : run_census(procs).findings) set.findings.push_back(std::move(f));
+  for (auto& [job, procs] : by_job)
+    for (auto& f : run_census(procs).findings) {
+      if (by_job.size() > 1 && !job.empty()) {
+        f.fields["job"] = job;
+        f.summary += " (job " + job + ")";
+      }
+      set.findings.push_back(std::move(f));
+    }
 }
 
 void attach_fr_sequence(EvidenceSet& set) {

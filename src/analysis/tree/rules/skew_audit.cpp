@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/tree/rules/rules.hpp"
+#include "ccdiag/rank_job.hpp"
 
 namespace ccdiag::rules {
 
@@ -52,14 +53,7 @@ bool diagnostic_only(const std::string& var) {
 // shares (the rendezvous address and torchelastic's run id): ranks of two
 // jobs on one host (two small jobs on a shared node, a test harness beside a
 // job) are audited apart. Empty when the environment names none.
-std::string job_of(const Evidence& e) {
-  if (!e.data.contains("env") || !e.data["env"].is_object()) return "";
-  const auto& env = e.data["env"];
-  auto get = [&](const char* k) { return env.contains(k) && env[k].is_string() ? env[k].get<std::string>() : ""; };
-  const std::string addr = get("MASTER_ADDR"), port = get("MASTER_PORT"), run = get("TORCHELASTIC_RUN_ID");
-  if (addr.empty() && port.empty() && run.empty()) return "";
-  return addr + ":" + port + "/" + run;
-}
+std::string job_of(const Evidence& e) { return e.data.contains("env") ? rank_job_key(e.data["env"]) : ""; }
 
 }  // namespace
 
