@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/perf/slow_timing.hpp"
+#include "ccdiag/utf8.hpp"
 #include "collectors/perf/nccl_coll_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,7 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ccdiag::perf::read_coll_log(other, "fuzz-b", log);
   auto a = ccdiag::perf::analyze_timings(log.timings, "NCCL INFO logs", log.resolution_ms);
   (void)ccdiag::perf::timing_findings(a);
-  (void)ccdiag::perf::timing_json(a).dump();
+  // As `ccdiag perf --json` prints it: text from the log (host names) may be
+  // any bytes, repaired to UTF-8 (a plain dump() threw on them: the first finding).
+  (void)ccdiag::json_text(ccdiag::perf::timing_json(a));
   (void)ccdiag::perf::timing_problem(a);
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "bundle/bundle.hpp"
 
+#include "ccdiag/utf8.hpp"
+
 namespace ccdiag {
 
 // Every file goes through OutputDir: O_EXCL|O_NOFOLLOW relative to the
@@ -14,8 +16,8 @@ Status write_bundle(const OutputDir& dir, const BundleWriteRequest& req) {
   manifest["time"] = req.manifest.time;
   nlohmann::json ev{{"evidence", req.evidence}, {"unchecked", nlohmann::json::array()}};
   for (const auto& u : req.unchecked) ev["unchecked"].push_back(u);
-  if (auto s = dir.write_file("manifest.json", manifest.dump(2) + "\n"); !s) return s;
-  if (auto s = dir.write_file("evidence.json", ev.dump(2) + "\n"); !s) return s;
+  if (auto s = dir.write_file("manifest.json", json_text(manifest) + "\n"); !s) return s;
+  if (auto s = dir.write_file("evidence.json", json_text(ev) + "\n"); !s) return s;
   for (const auto& [rel, content] : req.raw)
     if (auto s = dir.write_file("raw/" + rel, content); !s) return s;
   return Ok{};

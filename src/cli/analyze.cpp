@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "sys/untrusted_file.hpp"
 #include "analysis/fleet/fleet_summary.hpp"
 #include "analysis/fleet/never_joined.hpp"
@@ -210,7 +211,7 @@ int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
     case OutputFormat::json: {
       nlohmann::json j = report;
       j["fleet"] = fleet_to_json(summary);
-      ctx.out << j.dump(2) << '\n';
+      ctx.out << json_text(std::move(j)) << '\n';
       break;
     }
     case OutputFormat::markdown:

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "analysis/tree/catalogue.hpp"
 #include "analysis/tree/decision_tree.hpp"
 #include "bundle/bundle.hpp"
@@ -58,7 +59,7 @@ void print_causes(const OutputOptions& o, std::ostream& out) {
                      {"counter_evidence", c.counter},
                      {"next_steps", steps}});
     }
-    out << arr.dump(2) << '\n';
+    out << json_text(std::move(arr)) << '\n';
     return;
   }
   if (o.format() == OutputFormat::markdown) {

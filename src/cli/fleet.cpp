@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ccdiag/utf8.hpp"
 #include "cli/common.hpp"
 #include "ccdiag/version.hpp"
 #include "fleet/atomic_file.hpp"
@@ -235,11 +236,11 @@ int run_fleet_collect(FleetOptions& o, CommandContext& ctx) {
       rec["failed"].push_back({{"host", oc.host}, {"reason", oc.reason}});
     }
   }
-  if (auto st = write_file_atomically((out / "fleet.json").string(), rec.dump(2) + "\n"); !st)
+  if (auto st = write_file_atomically((out / "fleet.json").string(), json_text(rec) + "\n"); !st)
     return report_input_error(ctx, st.error());
 
   if (o.output.json) {
-    ctx.out << rec.dump(2) << '\n';
+    ctx.out << json_text(std::move(rec)) << '\n';
   } else {
     ctx.out << fmt::format("fleet: {} of {} host(s) answered via {} in {:.1f} s; bundles in {}\n", ok, outcomes.size(),
                            to_string(plan.launcher), secs, out.string());

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ccdiag/utf8.hpp"
 #include "analysis/cross_rank/fr_analysis.hpp"
 #include "analysis/cross_rank/fr_findings.hpp"
 #include "analysis/tree/decision_tree.hpp"
@@ -155,7 +156,7 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
                  {"process_groups", analysis.groups},
                  {"collectives_checked", analysis.collectives_checked},
                  {"notes", analysis.notes}};
-      ctx.out << j.dump(2) << '\n';
+      ctx.out << json_text(std::move(j)) << '\n';
       break;
     }
     case OutputFormat::markdown: render_markdown_fr(analysis, report, ctx.out); break;

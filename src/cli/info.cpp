@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "ccdiag/version.hpp"
 #include "cli/common.hpp"
 #include "sys/probe_runner.hpp"
@@ -64,7 +65,7 @@ int run_info(const InfoOptions& opts, CommandContext& ctx) {
   }
   if (opts.output.json) {
     nlohmann::json j{{"version", version_string()}, {"features", build_features()}, {"runtime_libraries", libs}};
-    ctx.out << j.dump(2) << '\n';
+    ctx.out << json_text(std::move(j)) << '\n';
     return kExitHealthy;
   }
   ctx.out << "ccdiag " << version_string() << '\n';

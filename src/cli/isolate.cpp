@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ccdiag/utf8.hpp"
 #include "analysis/isolate/planner.hpp"
 #include "analysis/perf/perf_analysis.hpp"
 #include "cli/common.hpp"
@@ -111,7 +112,7 @@ int run_isolate(IsolateOptions& o, CommandContext& ctx) {
                         {"results_read", log},
                         {"round_bound", 2 * isolate::ceil_log2(o.plan.hosts.size()) + 2},
                         {"conclusion", {{"kind", c.kind}, {"hosts", c.hosts}, {"rail", c.rail}, {"summary", c.summary}}}};
-    ctx.out << j.dump(2) << '\n';
+    ctx.out << json_text(std::move(j)) << '\n';
   } else {
     const bool md = o.output.format() == OutputFormat::markdown;
     ctx.out << (md ? "## Isolation plan\n\n" : "")

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "sys/untrusted_file.hpp"
 #include "ccdiag/report.hpp"
 #include "cli/common.hpp"
@@ -141,9 +142,8 @@ int run_ras(const RasOptions& o, CommandContext& ctx) {
     }
     if (!r.availability.is_ok() && !st.recognised) {
       if (o.output.json) {
-        ctx.out << nlohmann::json{{"schema_version", kSchemaVersion}, {"query", query}, {"sources", nlohmann::json::array()},
-                                  {"findings", nlohmann::json::array()}}
-                       .dump(2)
+        ctx.out << json_text(nlohmann::json{{"schema_version", kSchemaVersion}, {"query", query}, {"sources", nlohmann::json::array()},
+                                  {"findings", nlohmann::json::array()}})
                 << '\n';
       } else {
         ctx.out << "NCCL RAS " << to_string(r.availability.state) << ": " << r.availability.reason << '\n';
@@ -166,7 +166,7 @@ int run_ras(const RasOptions& o, CommandContext& ctx) {
   if (o.output.json) {
     nlohmann::json j{{"schema_version", kSchemaVersion}, {"sources", src}, {"findings", findings_json(findings)}};
     if (!query.is_null()) j["query"] = query;
-    ctx.out << j.dump(2) << '\n';
+    ctx.out << json_text(std::move(j)) << '\n';
   } else {
     for (const auto& s : sources) print_ras_text(ctx.out, s.status, s.name);
     print_findings(ctx.out, findings);
@@ -229,10 +229,9 @@ int run_dump(const DumpOptions& o, CommandContext& ctx) {
         "no flight-recorder files{} in {} (run the job with NCCL_PROFILER_PLUGIN=ccdiag, or set CCDIAG_NCCL_DIR)",
         pids.empty() ? "" : " for the given pid(s)", dir);
     if (o.output.json)
-      ctx.out << nlohmann::json{{"schema_version", kSchemaVersion}, {"files", nlohmann::json::array()},
+      ctx.out << json_text(nlohmann::json{{"schema_version", kSchemaVersion}, {"files", nlohmann::json::array()},
                                 {"comms", nlohmann::json::array()}, {"findings", nlohmann::json::array()},
-                                {"unchecked", why}}
-                     .dump(2)
+                                {"unchecked", why}})
               << '\n';
     else
       ctx.out << why << '\n';
@@ -256,7 +255,7 @@ int run_dump(const DumpOptions& o, CommandContext& ctx) {
       for (const auto& sn : snaps) s.push_back(nccl::to_json(sn));
       j["snapshots"] = s;
     }
-    ctx.out << j.dump(2) << '\n';
+    ctx.out << json_text(std::move(j)) << '\n';
   } else {
     for (const auto& a : analyses) {
       ctx.out << fmt::format("comm {}{} ({} ranks): ", nccl::comm_hex(a.comm_hash),

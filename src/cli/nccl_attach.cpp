@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "sys/run_deadline.hpp"
 #include "sys/untrusted_file.hpp"
 #include "cli/common.hpp"
@@ -179,9 +180,8 @@ int run_attach(const AttachCliOptions& opts, CommandContext& ctx) {
       to_json(j, f);
       jf.push_back(std::move(j));
     }
-    ctx.out << nlohmann::json{{"schema_version", kSchemaVersion}, {"host", host},       {"processes", jp},
-                              {"comms", jc},                      {"findings", jf},     {"errors", errors}}
-                   .dump(2)
+    ctx.out << json_text(nlohmann::json{{"schema_version", kSchemaVersion}, {"host", host},       {"processes", jp},
+                              {"comms", jc},                      {"findings", jf},     {"errors", errors}})
             << '\n';
   } else {
     if (procs.empty() && errors.empty()) ctx.out << "no process to read (give PIDs, --ranks or --core)\n";

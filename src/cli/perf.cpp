@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ccdiag/utf8.hpp"
 #include "analysis/perf/perf_analysis.hpp"
 #include "analysis/perf/rdma_counters.hpp"
 #include "analysis/perf/slow_comm.hpp"
@@ -325,7 +326,7 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     const std::time_t now = std::time(nullptr);
     std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     const auto j = baseline_json(analyses, topo, prior ? &*prior : nullptr, when);
-    if (auto st = write_file_atomically(opts.save_baseline, j.dump(2) + "\n"); !st) return report_input_error(ctx, st.error());
+    if (auto st = write_file_atomically(opts.save_baseline, json_text(j) + "\n"); !st) return report_input_error(ctx, st.error());
   }
 
   if (!opts.prom.empty() || !opts.html.empty()) {
@@ -356,7 +357,7 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
       for (const auto& t : timing) j["perf"][t.source == "profiler rings" ? "rings" : "logs"] = timing_json(t);
       if (rdma) j["perf"]["rdma_counters"] = rdma_counter_json(*rdma);
       if (!opts.save_baseline.empty()) j["perf"]["saved_baseline"] = opts.save_baseline;
-      ctx.out << j.dump(2) << '\n';
+      ctx.out << json_text(std::move(j)) << '\n';
       break;
     }
     case OutputFormat::markdown:

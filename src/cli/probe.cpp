@@ -12,6 +12,7 @@
 #include <ctime>
 #include <ostream>
 
+#include "ccdiag/utf8.hpp"
 #include "analysis/tree/decision_tree.hpp"
 #include "cli/common.hpp"
 #include "collectors/config/config_collector.hpp"
@@ -152,7 +153,7 @@ int run_probe(const ProbeOptions& opts, CommandContext& ctx) {
       nlohmann::json j = report;
       j["probe"] = opts.what;
       j["evidence"] = set.evidence;
-      ctx.out << j.dump(2) << '\n';
+      ctx.out << json_text(std::move(j)) << '\n';
       break;
     }
     case OutputFormat::markdown: render_markdown(report, ctx.out); break;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "ccdiag/version.hpp"
 #include "cli/common.hpp"
 #include "collectors/collector.hpp"
@@ -69,7 +70,7 @@ void print_json(const ProbeRun& r, CommandContext& ctx) {
   j["findings"] = r.findings;
   j["unchecked"] = json::array();
   for (const auto& u : r.unchecked) j["unchecked"].push_back(u);
-  ctx.out << j.dump(2) << '\n';
+  ctx.out << json_text(std::move(j)) << '\n';
 }
 
 void print_nvml_header(const ProbeRun& r, CommandContext& ctx) {

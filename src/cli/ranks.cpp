@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "cli/common.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/proc/rank_discovery.hpp"
@@ -33,7 +34,7 @@ int run_ranks(const RanksOptions& opts, CommandContext& ctx) {
                      {"ranks", ranks},
                      {"processes_scanned", d.processes_scanned},
                      {"unreadable", d.unreadable}};
-    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    ctx.out << json_text(std::move(j)) << '\n';
   } else {
     if (d.ranks.empty()) {
       ctx.out << "no training ranks found on " << host << " (" << d.processes_scanned << " processes scanned)\n";

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ccdiag/utf8.hpp"
 #include "analysis/census/census.hpp"
 #include "analysis/parallel/dims.hpp"
 #include "cli/common.hpp"
@@ -111,8 +112,8 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
     }
     if (pids.empty()) {
       ctx.err << "ccdiag: no training ranks found on this host (see `ccdiag ranks`)\n";
-      if (opts.output.json) ctx.out << nlohmann::json{{"schema_version", 1}, {"processes", nlohmann::json::array()},
-                                                      {"errors", nlohmann::json::array()}, {"census", nlohmann::json::object()}}.dump(2)
+      if (opts.output.json) ctx.out << json_text(nlohmann::json{{"schema_version", 1}, {"processes", nlohmann::json::array()},
+                                                      {"errors", nlohmann::json::array()}, {"census", nlohmann::json::object()}})
                                     << '\n';
       return kExitHealthy;
     }
@@ -207,7 +208,7 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   if (opts.output.json) {
     nlohmann::json j{{"schema_version", 1}, {"host", host}, {"errors", errors}, {"census", to_json(census)}};
     j["processes"] = std::move(procs_json);  // moved, not copied by an initializer list
-    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    ctx.out << json_text(std::move(j)) << '\n';
   } else {
     print_text(ctx.out, procs, census);
   }

@@ -1,5 +1,6 @@
 """ccdiag perf --rings / --log: slow link, late rank and slow node from the profiler plugin's flight files
 and NCCL INFO logs, on the scenarios of tests/fixtures/perf/timing/generate.py (docs/perf.md)."""
+import json
 import os
 import subprocess
 import sys
@@ -38,6 +39,26 @@ def ids(doc):
 
 
 class Rings(unittest.TestCase):
+    def test_a_stray_byte_in_a_host_name_is_no_internal_error(self):
+        # Found by perf_timing_fuzz: a log line whose host name holds a byte
+        # that is not UTF-8 (a corrupted or mis-encoded log) made the JSON
+        # output throw (exit 4, "invalid UTF-8 byte"). The text is repaired
+        # (U+FFFD) like every other output of ccdiag.
+        import glob
+        import shutil
+        src = Scenarios.get("log-straggler")
+        with tempfile.TemporaryDirectory(prefix="ccdiag-timing-utf8-") as d:
+            for f in glob.glob(os.path.join(src, "*.log")):
+                shutil.copy(f, d)
+            for name in ("rank1.log", "rank3.log"):
+                path = os.path.join(d, name)
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                with open(path, "wb") as fh:
+                    fh.write(data.replace(b"node0:", b"node\xff0:"))
+            doc, _ = perf("--log", d, rc=1)
+            self.assertIn("node\ufffd0", json.dumps(doc, ensure_ascii=False))
+
     def test_slow_nic_names_the_process_with_its_slow_channels(self):
         doc, _ = perf("--rings", Scenarios.get("ring-slow-link"), rc=1)
         r = doc["perf"]["rings"]
