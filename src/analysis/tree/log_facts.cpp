@@ -271,6 +271,8 @@ bool is_distributed_exception(const LineText& line) {
   for (const char* k : {"NCCL", "nccl", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
                         "collective", "Watchdog", "timeout", "Timeout", "Connection", "CUDA", "cuda",
                         "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
+                        // mp.spawn's parent reporting a worker's end (the worker's own traceback follows).
+                        "ProcessExitedException", "ProcessRaisedException",
                         // Exceptions about a host resource are the system's, not the script's.
                         "shared memory", "/dev/shm", "Gloo", "gloo", "socket", "resolve", "hostname",
                         "Address already in use", "Permission denied", "Timed out"})

@@ -67,7 +67,7 @@ std::string result_name(int64_t code) {
 
 // What the analyser does with a signature beyond making a finding; decided
 // once at start-up so the per-line path compares no strings.
-enum class Special { none, xid, fell_off_bus, elastic_rank, elastic_exit, breadcrumb, peer_access, remote_error, c10d_frame };
+enum class Special { none, xid, fell_off_bus, elastic_rank, elastic_exit, breadcrumb, peer_access, remote_error, c10d_frame, spawn_error };
 
 struct CompiledSig {
   std::unique_ptr<RE2> re;
@@ -160,6 +160,11 @@ struct LogAnalyzer::Impl {
     std::string last_proc;        // NCCL process of the last prefixed line (for bare "NCCL version" lines)
     int64_t elastic_rank_line = -10;
     int elastic_rank = -1;
+    // mp.spawn's "-- Process N terminated with the following error:": the
+    // traceback after it is process N's, up to its exception line.
+    int64_t spawn_line = -1;
+    int spawn_rank = -1;
+    size_t spawn_group = SIZE_MAX;  // the marker's group
   };
 
   void process_block(std::string_view block, FileState& st);
@@ -190,6 +195,7 @@ Result<std::unique_ptr<LogAnalyzer>> LogAnalyzer::create(std::vector<Signature> 
     else if (s.id == "nccl.error_breadcrumb") c.special = Special::breadcrumb;
     else if (s.id == "cuda.peer_access") c.special = Special::peer_access;
     else if (s.id == "pytorch.c10d_frame") c.special = Special::c10d_frame;
+    else if (s.id == "mpspawn.process_raised") c.special = Special::spawn_error;
     for (const auto& [name, idx] : c.re->NamedCapturingGroups()) {
       if (idx >= 64) continue;  // beyond the submatch array (no catalogue pattern has that many)
       c.groups.push_back(CompiledSig::Group{CaptureName{name, keep_as_string(name)}, idx});
@@ -351,6 +357,28 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
     }
     if (cs.special == Special::elastic_exit && lineno - st.elastic_rank_line <= 3 && st.elastic_rank >= 0)
       c.rank_override = st.elastic_rank;
+    // The first finding after mp.spawn's marker is the failing process's own
+    // exception line (its traceback's frames make none): it is that rank's.
+    if (cs.special == Special::spawn_error) {
+      st.spawn_line = lineno;
+      st.spawn_rank = static_cast<int>(c.fields.integer("rank").value_or(-1));
+    } else if (st.spawn_rank >= 0 && lineno > st.spawn_line) {
+      if (lineno - st.spawn_line <= 200 && !c.rank() && !p.rank) {
+        c.rank_override = st.spawn_rank;
+        // A plain Python exception (not a collective failing under it) ended
+        // the first process to fail: the script's own error on that rank, as
+        // torchrun's "Root Cause" entry says. The marker carries that vote (its
+        // own evidence key: the exception line votes as well).
+        if (sig.id == "python.exception" && st.spawn_group < groups.size() &&
+            groups[st.spawn_group].f.id == "mpspawn.process_raised") {
+          Finding& m = groups[st.spawn_group].f;
+          m.role = FindingRole::primary;
+          m.severity = Severity::error;
+          m.supports = {{"user_code_bug", 4}};
+        }
+      }
+      st.spawn_rank = -1;
+    }
 
     // Actor: who logged it. Group repeated lines of one actor into one finding.
     std::optional<int> rank;
@@ -373,6 +401,7 @@ void LogAnalyzer::Impl::on_line(std::string_view raw, FileState& st) {
       gkey.append("|").append(c.fields.value("dev_a").dump()).append("-").append(c.fields.value("dev_b").dump());
 
     auto it = index.find(gkey);
+    if (cs.special == Special::spawn_error) st.spawn_group = it != index.end() ? it->second : groups.size();
     if (it != index.end()) {
       Group& g = groups[it->second];
       ++g.count;

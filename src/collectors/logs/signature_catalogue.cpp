@@ -641,6 +641,37 @@ std::vector<Signature> build() {
   b.add("torchelastic.closing_signal", L::framework, S::info, R::cascade,
         R"re(Sending process (?P<pid>\d+) closing signal (?P<signal_name>SIG\w+))re",
         "torchrun stops worker pid {pid} with {signal_name}", {}, "torchrun kills the surviving workers after a failure");
+  // torch.multiprocessing.spawn (mp.spawn), the launcher without torchrun:
+  // its parent reports which process failed and how, after stopping the
+  // others with SIGTERM. The process index is the rank when the spawned
+  // function takes it as its rank (mp.spawn(fn, nprocs=world): the usual
+  // way); on several nodes it is the node-local index.
+  // The parent raises for the first worker that failed (it stops the others
+  // after it): a decisive signal there is the root cause, as in torchrun's
+  // "Root Cause" entry; SIGTERM and SIGABRT are someone else's doing or a teardown.
+  b.add("mpspawn.process_signal", L::framework, S::error, R::primary,
+        R"re(ProcessExitedException: process (?P<rank>\d+) terminated with signal (?P<signal_name>SIGKILL|SIGSEGV|SIGBUS|SIGILL|SIGFPE))re",
+        // One line says both what torchrun says in two (its Root Cause entry ×20, the signal ×8).
+        "mp.spawn: process {rank} was killed by {signal_name}", {{"rank_process_died", 60}},
+        "A spawned worker was killed by a signal (SIGKILL: OOM killer or the scheduler; SIGSEGV: a native crash)");
+  b.add("mpspawn.process_stopped", L::framework, S::error, R::primary,
+        R"re(ProcessExitedException: process (?P<rank>\d+) terminated with signal (?P<signal_name>SIGTERM|SIGABRT|SIGINT|SIGHUP))re",
+        "mp.spawn: process {rank} ended by {signal_name}", {{"rank_process_died", 2}},
+        "A spawned worker was stopped (SIGTERM: the scheduler or an operator; SIGABRT: an abort or watchdog teardown)");
+  b.add("mpspawn.process_exit", L::framework, S::error, R::primary,
+        R"re(ProcessExitedException: process (?P<rank>\d+) terminated with exit code (?P<exitcode>-?\d+))re",
+        "mp.spawn: process {rank} exited with code {exitcode}", {{"rank_process_died", 4}, {"user_code_bug", 2}},
+        "A spawned worker left with a non-zero exit code and no Python traceback");
+  // Context only: the exception after it decides (a KeyError is the script's
+  // bug, a collective timeout says the process was waiting for another).
+  b.add("mpspawn.process_raised", L::framework, S::info, R::context,
+        R"re(-- Process (?P<rank>\d+) terminated with the following error:)re",
+        "mp.spawn: process {rank} raised an exception (its traceback follows)", {},
+        "The traceback after this line is the failing worker's own");
+  b.add("mpspawn.terminating", L::framework, S::info, R::cascade,
+        R"re(spawn\.py:\d+\] Terminating process (?P<pid>\d+) via signal (?P<signal_name>SIG\w+))re",
+        "mp.spawn stops worker pid {pid} with {signal_name}", {},
+        "mp.spawn stops the surviving workers after the first failure");
   b.add("python.exception", L::framework, S::error, R::symptom,
                      R"re(^(?P<exception>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception)): (?P<what>.+))re",
                      "{exception}: {what}", {{"user_code_bug", 1.5}}, "An uncaught Python exception")
