@@ -172,18 +172,28 @@ TEST_CASE("ranks of two jobs on one host are counted apart", "[census]") {
   CHECK(odd[0]->fields.value("job", "") == "127.0.0.1:29500/");
 }
 
-TEST_CASE("census names a Python rank by its innermost Python frame", "[census][python]") {
-  ccdiag::ThreadStack t;
+namespace {
+
+// A Python rank's main thread in a futex: libc's wait, then one Python frame.
+ThreadStack python_thread_in_futex(const char* function, const char* file, int line) {
+  ThreadStack t;
   t.tid = 5;
   t.syscall = "futex";
-  ccdiag::StackFrame native;
+  StackFrame native;
   native.function = "__futex_abstimed_wait_common";
-  ccdiag::StackFrame py;
+  StackFrame py;
   py.kind = "python";
-  py.function = "Trainer.evaluate";
-  py.file = "/srv/job/train.py";
-  py.line = 212;
+  py.function = function;
+  py.file = file;
+  py.line = line;
   t.frames = {native, py};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("census names a Python rank by its innermost Python frame", "[census][python]") {
+  const ThreadStack t = python_thread_in_futex("Trainer.evaluate", "/srv/job/train.py", 212);
   CHECK(ccdiag::thread_activity(t) == "in a user futex at train.py:212 in Trainer.evaluate");
 }
 
@@ -193,17 +203,8 @@ TEST_CASE("a Python rank blocked under torch.distributed's call is in a c10d wai
   // no c10d:: frame, but the innermost Python frame is all_reduce in
   // distributed_c10d.py. It read as "in a user futex" and split the waiting
   // ranks of one all_reduce in two groups.
-  ccdiag::ThreadStack t;
-  t.tid = 7;
-  t.syscall = "futex";
-  ccdiag::StackFrame native;
-  native.function = "__futex_abstimed_wait_common";
-  ccdiag::StackFrame py;
-  py.kind = "python";
-  py.function = "all_reduce";
-  py.file = "/srv/job/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py";
-  py.line = 4181;
-  t.frames = {native, py};
+  ThreadStack t = python_thread_in_futex(
+      "all_reduce", "/srv/job/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", 4181);
   CHECK(ccdiag::thread_activity(t) == "in a c10d wait at distributed_c10d.py:4181 in all_reduce");
   // Running (not blocked) inside that file is not a wait.
   t.syscall.clear();
