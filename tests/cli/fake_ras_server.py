@@ -35,6 +35,7 @@ class FakeRasServer:
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
         self.commands = []
+        self.connections = 0
         self._stop = False
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
@@ -55,6 +56,7 @@ class FakeRasServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
+            self.connections += 1
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()
 
     def _client(self, conn):

@@ -149,18 +149,44 @@ class RasQueryTest(unittest.TestCase):
     def test_collect_queries_the_address_the_ranks_use(self):
         # The job moved RAS off the default port (NCCL_RAS_ADDR in the ranks' environment, not ccdiag's):
         # collect reads it from the rank's /proc/PID/environ and queries there.
+        # Another job's rank 0 on the same host, started first, names a port nobody answers on: its
+        # silence must not hide this job's report (every address the ranks name is asked).
         srv = self.serve("ok")
+        dead_port = free_port()
+        other = subprocess.Popen(["sleep", "60"], env=dict(os.environ, RANK="0", WORLD_SIZE="2",
+                                                           NCCL_RAS_ADDR=f"127.0.0.1:{dead_port}"))
+        self.addCleanup(lambda: (other.kill(), other.wait()))
         env = dict(os.environ, RANK="0", WORLD_SIZE="2", NCCL_RAS_ADDR=f"127.0.0.1:{srv.port}")
         rank = subprocess.Popen(["sleep", "60"], env=env)
         self.addCleanup(lambda: (rank.kill(), rank.wait()))
+        # The rank's environment is what collect reads: wait until /proc shows it.
+        marker = b"NCCL_RAS_ADDR=127.0.0.1:%d" % srv.port
+        for _ in range(100):
+            with open(f"/proc/{rank.pid}/environ", "rb") as f:
+                if marker in f.read():
+                    break
+            time.sleep(0.02)
         out = tempfile.mkdtemp(prefix="ccdiag-collect-ras-")
         self.addCleanup(shutil.rmtree, out, True)
         clean = {k: v for k, v in os.environ.items() if k != "NCCL_RAS_ADDR"}
         p = subprocess.run([BIN, "collect", "--out", out, "--timeout", "20"], capture_output=True, text=True,
                            env=clean, timeout=120)
         self.assertIn(p.returncode, (0, 3), p.stderr)
-        saved = [f for f in os.listdir(os.path.join(out, "raw", "nccl")) if f.startswith("ras-status")]
-        self.assertEqual(len(saved), 1, saved)
+        nccl_dir = os.path.join(out, "raw", "nccl")
+        saved = [f for f in os.listdir(nccl_dir) if f.startswith("ras-status")] if os.path.isdir(nccl_dir) else []
+        if len(saved) != 1:
+            # Say why: what RAS answered (or not) and which ranks collect saw.
+            with open(os.path.join(out, "evidence.json")) as f:
+                ev = json.load(f)
+            ras = [e for e in ev["evidence"] if e.get("kind") == "nccl.ras"]
+            ranks = [{k: e.get(k) for k in ("kind", "subject", "data")} for e in ev["evidence"]
+                     if e.get("kind") == "ranks.process" and (e.get("subject") or {}).get("pid") == rank.pid]
+            self.fail(f"no RAS report saved; stderr={p.stderr!r} unchecked={ev['unchecked']} ras={ras} "
+                      f"this rank={ranks} servers connections={srv.connections}")
+        with open(os.path.join(out, "evidence.json")) as f:
+            unchecked = json.load(f)["unchecked"]
+        # The other job's port was named by its rank: its silence is a gap that is said.
+        self.assertTrue(any(u["what"] == "NCCL RAS" and str(dead_port) in u["reason"] for u in unchecked), unchecked)
 
     def test_bad_address_is_usage_error(self):
         p = run(["nccl", "ras", "--addr", "host:notaport"])

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "collectors/nccl/flight_analysis.hpp"
 #include "collectors/nccl/flight_recorder.hpp"
 #include "collectors/nccl/ras_client.hpp"
@@ -21,6 +23,9 @@ namespace ccdiag::nccl {
 namespace {
 
 constexpr double kPostMortemStuckAfterS = 3.0;
+// Distinct RAS addresses named by the ranks that one collect asks (each gets a
+// share of the budget).
+constexpr size_t kMaxRasTargets = 4;
 
 bool ends_with(const std::string& s, const char* suf) {
   const size_t n = std::char_traits<char>::length(suf);
@@ -172,43 +177,61 @@ CollectorOutput collect_nccl(const CollectContext& ctx) {
   }
   // RAS: only on the live host (a --root tree has no sockets).
   if (!ctx.root.is_live()) return out;
-  RasQueryOptions q;
-  // The ranks' own NCCL_RAS_ADDR (allowlisted in their environment) when
-  // ccdiag's environment does not set one: the job may have moved the port.
-  bool ranks_set_addr = false;
-  if (!std::getenv("NCCL_RAS_ADDR")) {
-    for (const auto& r : discover_ranks(ctx.root).ranks) {
-      if (r.env.contains("NCCL_RAS_ADDR") && r.env["NCCL_RAS_ADDR"].is_string()) {
-        q.addr = r.env["NCCL_RAS_ADDR"].get<std::string>();
-        ranks_set_addr = true;
-        break;
+  // Which RAS ports to ask. ccdiag's own $NCCL_RAS_ADDR names one. Otherwise
+  // the ranks' own NCCL_RAS_ADDR (allowlisted in their environment): a job
+  // may have moved the port, and two jobs on one host answer on two ports. A
+  // rank without it (or no rank found) listens on the default port.
+  struct Target {
+    std::string addr;  // "" = default_ras_addr()
+    bool expected;     // a rank named it: silence there is a gap, not an answer
+  };
+  std::vector<Target> targets;
+  if (std::getenv("NCCL_RAS_ADDR")) {
+    targets.push_back({"", true});
+  } else {
+    bool some_rank_on_default = false;
+    const auto ranks = discover_ranks(ctx.root).ranks;
+    for (const auto& r : ranks) {
+      if (!r.env.contains("NCCL_RAS_ADDR") || !r.env["NCCL_RAS_ADDR"].is_string()) {
+        some_rank_on_default = true;
+        continue;
       }
+      const auto a = r.env["NCCL_RAS_ADDR"].get<std::string>();
+      const bool seen = std::any_of(targets.begin(), targets.end(), [&](const Target& t) { return t.addr == a; });
+      if (!seen && targets.size() < kMaxRasTargets) targets.push_back({a, true});
     }
+    if (ranks.empty() || some_rank_on_default) targets.push_back({"", false});
   }
-  // A share of what is left of this collector's budget (at most 3.5 s): a RAS
-  // port that never answers must not take the flight-recorder rings read
-  // above down with it when --timeout is short.
-  {
+  const bool flight_files = !out.raw.empty();
+  int saved = 0;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    RasQueryOptions q;
+    q.addr = targets[i].addr;
+    // A share of what is left of this collector's budget (at most 3.5 s a
+    // port): a RAS port that never answers must not take the flight-recorder
+    // rings read above, or the other ports, down with it.
     const double left = ctx.deadline == std::chrono::steady_clock::time_point::max()
                             ? 7.0
                             : std::chrono::duration<double>(ctx.deadline - std::chrono::steady_clock::now()).count();
-    q.timeout_s = std::clamp(left * 0.5, 0.05, 3.5);
-  }
-  auto r = query_ras(q);
-  // Only a recognised report is kept: a garbage reply is not evidence, and
-  // collector output travels as JSON (text must be valid UTF-8).
-  if (!r.reply.empty() && parse_ras_reply(r.reply).recognised) {
-    out.raw.emplace_back(r.format == "json" ? "nccl/ras-status.json" : "nccl/ras-status.txt", r.reply);
-  }
-  if (!r.availability.is_ok()) {
+    q.timeout_s = std::clamp(left * 0.5 / static_cast<double>(targets.size() - i), 0.05, 3.5);
+    auto r = query_ras(q);
+    // Only a recognised report is kept: a garbage reply is not evidence, and
+    // collector output travels as JSON (text must be valid UTF-8).
+    if (!r.reply.empty() && parse_ras_reply(r.reply).recognised) {
+      const std::string ext = r.format == "json" ? ".json" : ".txt";
+      out.raw.emplace_back(saved == 0 ? "nccl/ras-status" + ext : fmt::format("nccl/ras-status-{}{}", saved, ext),
+                           r.reply);
+      ++saved;
+    }
+    if (r.availability.is_ok()) continue;
     // Nothing listening on a host with no sign of an NCCL job is an answer
     // (evidence "unavailable"), not a gap in the diagnosis; it is a gap when
-    // the job is known to be there (flight-recorder files, NCCL_RAS_ADDR set)
+    // the job is known to be there (flight-recorder files, a RAS address set)
     // or when RAS misbehaved (timeout, error).
-    const bool expected = !out.raw.empty() || std::getenv("NCCL_RAS_ADDR") != nullptr || ranks_set_addr;
+    const bool expected = flight_files || targets[i].expected;
     if (expected || r.availability.state != AvailabilityState::unavailable)
       out.unchecked.push_back(Unchecked{"NCCL RAS", unchecked_state_of(r.availability.state),
-                                                        r.availability.reason});
+                                        r.availability.reason});
     Evidence e;
     e.kind = "nccl.ras";
     e.subject.host = ctx.host;

@@ -2,7 +2,8 @@
 //
 // Bundle layout (raw/nccl/):
 //   raw/nccl/ras-status.txt | .json    a RAS STATUS reply as received (also any file
-//                                      saved from `ncclras` / `ncclras -f json`)
+//                                      saved from `ncclras` / `ncclras -f json`);
+//   raw/nccl/ras-status-N.txt | .json  the replies of further ports the ranks named
 //   raw/nccl/fr/<file>.fr              a flight-recorder file copied byte for byte
 //   raw/nccl/fr/<file>.fr.b64          the same, base64 (what the live collector
 //                                      writes: collector output travels as JSON)
@@ -36,8 +37,9 @@ struct NcclRawFiles {
 // manifest time). A file that cannot be read is an input error.
 Status ingest_nccl_raw(const NcclRawFiles& files, EvidenceSet& set);
 
-// Live: queries RAS ($NCCL_RAS_ADDR or localhost:28028, both 127.0.0.1 and
-// ::1) within its budget and copies the flight-recorder files of this host
+// Live: queries RAS ($NCCL_RAS_ADDR; else each NCCL_RAS_ADDR the host's ranks
+// name, and localhost:28028 for ranks that name none; 127.0.0.1 and ::1 for
+// localhost) within its budget and copies the flight-recorder files of this host
 // ($CCDIAG_NCCL_DIR or <root>/dev/shm). "Nothing listening" is an unchecked
 // entry, not an error.
 CollectorOutput collect_nccl(const CollectContext& ctx);
