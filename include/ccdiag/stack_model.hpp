@@ -53,6 +53,16 @@ struct ThreadStack {
   std::string py_name;                   // threading.Thread name ("" when not a Thread or unreadable); `name` stays the native one
 };
 
+// The main thread's scheduler counters over a short window before the
+// capture (collectors/proc/thread_progress.hpp): a rank blocked in a hung
+// collective does not wake; one of a running job wakes at every completion.
+struct ThreadProgress {
+  double window_ms = 0;
+  uint64_t wakeups = 0;       // voluntary context switches in the window
+  uint64_t preemptions = 0;   // involuntary ones (it was running)
+  double cpu_ms = 0;          // user + system CPU time in the window
+};
+
 struct ProcessStacks {
   int64_t pid = 0;
   std::optional<int> rank;             // when known from rank discovery
@@ -65,12 +75,14 @@ struct ProcessStacks {
   std::vector<std::string> problems;   // "thread 123 not stopped (D, kernel_clone)", exec during capture ...
   std::string python_version;          // "3.11.2" when a CPython runtime was read
   std::string python_error;            // why Python frames are unavailable ("" when read or not Python)
+  std::optional<ThreadProgress> progress;  // main thread, measured just before the capture (live only)
 };
 
 void to_json(nlohmann::json& j, const StackFrame& f);
 void from_json(const nlohmann::json& j, StackFrame& f);
 void to_json(nlohmann::json& j, const ThreadStack& t);
 void from_json(const nlohmann::json& j, ThreadStack& t);
+void to_json(nlohmann::json& j, const ThreadProgress& p);
 void to_json(nlohmann::json& j, const ProcessStacks& p);
 void from_json(const nlohmann::json& j, ProcessStacks& p);
 

@@ -18,6 +18,7 @@
 #include "cli/common.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/proc/rank_discovery.hpp"
+#include "collectors/proc/thread_progress.hpp"
 #include "ccdiag/rank_job.hpp"
 #include "collectors/stacks/stacks.hpp"
 #include "sys/object_cache.hpp"
@@ -142,6 +143,11 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   so.symbol_cache_dir = symbol_cache_dir(opts, ctx.err);
   const std::string host = read_hostname(root);
 
+  // Several processes: whether each main thread is moving, read before the
+  // stops (a stop counts as a wake-up), so the census can tell a running job
+  // from a hung one. One process (the bench's case) pays nothing.
+  const auto progress = pids.size() >= 2 ? measure_main_thread_progress(root, pids, std::chrono::milliseconds(250))
+                                         : std::map<int64_t, ThreadProgress>{};
   std::vector<ProbeSpec> specs;
   for (int64_t pid : pids) {
     specs.push_back(ProbeSpec{"stacks " + std::to_string(pid),
@@ -176,6 +182,10 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
     ProcessStacks p = pj.get<ProcessStacks>();
     p.host = host;
     pj["host"] = host;
+    if (auto it = progress.find(p.pid); it != progress.end()) {
+      p.progress = it->second;
+      pj["progress"] = it->second;
+    }
     if (auto it = rank_of.find(p.pid); it != rank_of.end()) {
       p.rank = it->second.rank;
       pj["rank"] = p.rank ? nlohmann::json(*p.rank) : nlohmann::json(nullptr);

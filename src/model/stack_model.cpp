@@ -80,6 +80,11 @@ void from_json(const nlohmann::json& j, ThreadStack& t) {
   }
 }
 
+void to_json(nlohmann::json& j, const ThreadProgress& p) {
+  j = nlohmann::json{{"window_ms", p.window_ms}, {"wakeups", p.wakeups}, {"preemptions", p.preemptions},
+                     {"cpu_ms", p.cpu_ms}};
+}
+
 void to_json(nlohmann::json& j, const ProcessStacks& p) {
   j = nlohmann::json{{"pid", p.pid},
                      {"rank", p.rank ? nlohmann::json(*p.rank) : nlohmann::json(nullptr)},
@@ -92,6 +97,7 @@ void to_json(nlohmann::json& j, const ProcessStacks& p) {
   if (p.host) j["host"] = *p.host;
   if (!p.python_version.empty() || !p.python_error.empty())
     j["python"] = nlohmann::json{{"version", p.python_version}, {"error", p.python_error}};
+  if (p.progress) j["progress"] = *p.progress;
 }
 
 void from_json(const nlohmann::json& j, ProcessStacks& p) {
@@ -110,6 +116,17 @@ void from_json(const nlohmann::json& j, ProcessStacks& p) {
   if (j.contains("python") && j["python"].is_object()) {
     p.python_version = j["python"].value("version", "");
     p.python_error = j["python"].value("error", "");
+  }
+  if (j.contains("progress") && j["progress"].is_object()) {
+    const auto& g = j["progress"];
+    ThreadProgress t;
+    auto num = [&](const char* k) { return g.contains(k) && g[k].is_number() ? g[k].get<double>() : 0.0; };
+    t.window_ms = num("window_ms");
+    t.cpu_ms = num("cpu_ms");
+    if (g.contains("wakeups") && g["wakeups"].is_number_unsigned()) t.wakeups = g["wakeups"].get<uint64_t>();
+    if (g.contains("preemptions") && g["preemptions"].is_number_unsigned())
+      t.preemptions = g["preemptions"].get<uint64_t>();
+    p.progress = t;
   }
 }
 

@@ -123,6 +123,27 @@ class StacksLive(unittest.TestCase):
             for t in targets:
                 t.kill()
 
+    def test_census_of_a_running_job_names_nobody(self):
+        # Three ranks caught in their collective and one in host code: the shape of a hang. But the three
+        # complete a collective every 2 ms: their main threads kept waking before the capture, the job runs.
+        targets = [Target("nccl_like_rank", "running") for _ in range(3)] + [Target("nccl_like_rank", "host", blocked=True)]
+        try:
+            doc, _ = stacks(*[t.pid for t in targets])
+            by_pid = {p["pid"]: p for p in doc["processes"]}
+            for t in targets[:3]:
+                self.assertGreaterEqual(by_pid[t.pid]["progress"]["wakeups"], 3, by_pid[t.pid].get("progress"))
+            self.assertLess(by_pid[targets[3].pid]["progress"]["wakeups"], 3, by_pid[targets[3].pid].get("progress"))
+            census = doc["census"]
+            ids = [f["id"] for f in census["findings"]]
+            self.assertIn("stacks.ranks_progressing", ids)
+            self.assertNotIn("stacks.rank_outside_collective", ids)
+            self.assertEqual(census["odd_ranks_out"], [])
+            for t in targets:
+                assert_running_untraced(self, t.pid)
+        finally:
+            for t in targets:
+                t.kill()
+
     def test_child_of_dead_parent(self):
         with Target("orphan_child") as t:
             child = int(t.ready_line.split()[-1])

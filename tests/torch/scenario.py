@@ -120,6 +120,28 @@ def main():
                 train_step(t)
             dist.barrier()
             ready()
+        elif SCENARIO == "training":
+            # A healthy job that keeps training (a small matmul, then the
+            # gradient all_reduce) until the test has looked at it live and
+            # writes OUT/stop: a snapshot of its stacks has the shape of a
+            # hang (some ranks in all_reduce, one computing), but it runs.
+            # The ranks agree on when to stop (rank 0 reads the file and the
+            # flag is reduced): ranks that each read it would stop one step
+            # apart, a real mismatch.
+            w = torch.randn(128, 128)
+            ready()
+            deadline = time.time() + 150
+            while True:
+                for _ in range(4):
+                    w = torch.tanh(w @ w)
+                train_step(t)
+                stop = torch.zeros(1)
+                if RANK == 0 and (os.path.exists(os.path.join(OUT, "stop")) or time.time() > deadline):
+                    stop[0] = 1
+                dist.all_reduce(stop)
+                if stop.item() > 0:
+                    break
+            dist.barrier()
         elif SCENARIO == "skip":
             # Rank 2 skips the collective and waits for the others at the end.
             ready()

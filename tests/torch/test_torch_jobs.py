@@ -73,6 +73,7 @@ class ScenarioTest(unittest.TestCase):
                 p = run(["--timeout", LIVE_TIMEOUT, "collect", "--out", bundle], timeout=120)
                 assert p.returncode in (0, 1, 3), p.stderr
                 cls.collect_doc, _ = run_json(["diagnose", bundle], timeout=120)
+            cls.after_live()
             cls.job.wait_end(timeout=150)
         except BaseException:
             cls.job.kill()
@@ -85,6 +86,10 @@ class ScenarioTest(unittest.TestCase):
         cls.fr_doc = None
         if cls.job.fr_dumps():
             cls.fr_doc, cls.fr_proc = run_json(["fr", cls.job.fr_dir()], schema="fr.schema.json", timeout=60)
+
+    @classmethod
+    def after_live(cls):
+        """Called once the live captures are done (a job that runs until told to stop is told here)."""
 
     @classmethod
     def tearDownClass(cls):
@@ -182,6 +187,54 @@ class Healthy(ScenarioTest):
         self.assertEqual(cause, "no_problem_found", describe(self.fr_doc))
         self.assertEqual(self.fr_proc.returncode, 0)
         self.assertTrue(any("gloo" in n for n in self.fr_doc["fr"]["notes"]), self.fr_doc["fr"])
+
+
+class HealthyTraining(ScenarioTest):
+    """A job that trains normally while it is diagnosed live. One snapshot of
+    its stacks looks like a hang (some ranks in all_reduce, one computing);
+    the ranks' wake-ups just before the capture show it runs. Nobody may be
+    blamed, live or from the bundle."""
+    scenario = "training"
+
+    @classmethod
+    def after_live(cls):
+        with open(os.path.join(cls.job.out, "stop"), "w"):
+            pass
+
+    def check_running(self, doc, what):
+        cause, rank, conf = verdict(doc)
+        print(f"\n  [training] {what}: {cause} rank {rank} confidence {conf}", file=sys.stderr)
+        self.assertIn(cause, ("no_problem_found", "insufficient_evidence"), f"{what}: {describe(doc)}")
+        if cause == "insufficient_evidence":
+            self.assertLessEqual(conf, 0.3, describe(doc))
+        ids = [f["id"] for f in doc.get("findings", [])]
+        self.assertIn("stacks.ranks_progressing", ids, f"{what}: {describe(doc)}")
+        for bad in ("stacks.rank_outside_collective", "stacks.rank_in_different_collective",
+                    "stacks.ranks_in_different_calls"):
+            self.assertNotIn(bad, ids, f"{what}: {describe(doc)}")
+
+    def test_live_diagnose(self):
+        self.check_running(self.live_doc, "live diagnose")
+        self.assertIn(self.live_proc.returncode, (0, 3))
+
+    def test_collect_then_diagnose(self):
+        self.check_running(self.collect_doc, "collect + diagnose")
+
+    def test_stacks_census(self):
+        ids = [f["id"] for f in self.stacks_doc["census"]["findings"]]
+        self.assertIn("stacks.ranks_progressing", ids, json.dumps(self.stacks_doc["census"])[:3000])
+        self.assertEqual(self.stacks_doc["census"]["odd_ranks_out"], [])
+
+    def test_post_mortem_logs(self):
+        cause, _, conf = verdict(self.logs_doc)
+        self.assertIn(cause, ("no_problem_found", "insufficient_evidence"), describe(self.logs_doc))
+        if cause == "insufficient_evidence":
+            self.assertLessEqual(conf, 0.3, describe(self.logs_doc))
+        self.assertEqual(self.job.rc, 0)
+
+    def test_flight_recorder(self):
+        cause, _, conf = verdict(self.fr_doc)
+        self.assertEqual(cause, "no_problem_found", describe(self.fr_doc))
 
 
 class SkipsCollective(ScenarioTest):

@@ -352,3 +352,80 @@ TEST_CASE("census: two halves blocked in different collectives, no majority: the
   ps[3] = rank_in(3, in_dataloader());
   for (const auto& x : run_census(ps).findings) CHECK(x.id != "stacks.ranks_in_different_calls");
 }
+
+namespace {
+
+ProcessStacks with_progress(ProcessStacks p, uint64_t wakeups) {
+  p.progress = ThreadProgress{400, wakeups, 0, wakeups ? 20.0 : 0.0};
+  return p;
+}
+
+std::vector<StackFrame> in_allgather() {
+  return {fr("__futex_abstimed_wait_common", "libc.so.6"), fr("ncclAllGather", "libnccl.so.2"),
+          fr("c10d::ProcessGroupNCCL::allgather", "libtorch_cuda.so"), fr("main")};
+}
+
+}  // namespace
+
+TEST_CASE("census: ranks that kept waking before the capture are a running job, nobody is named", "[census]") {
+  // The shape of a hang (three in a collective, one in host code), but every
+  // rank woke many times in the window: a job caught mid-step.
+  std::vector<ProcessStacks> ps;
+  for (int r = 0; r < 4; ++r) ps.push_back(with_progress(r == 1 ? rank_in(r, in_dataloader()) : rank_in(r, in_allreduce()), 15));
+  const Census c = run_census(ps);
+  const Finding* moving = nullptr;
+  for (const auto& f : c.findings) {
+    CHECK(f.role != FindingRole::primary);
+    if (f.id == "stacks.ranks_progressing") moving = &f;
+  }
+  REQUIRE(moving);
+  CHECK(moving->fields["moving"] == 4);
+  CHECK(moving->fields["min_wakeups"] == 15);
+  CHECK(c.odd.empty());
+
+  // The same snapshot with the ranks still (no wake-ups): a hang, rank 1 named.
+  for (auto& p : ps) p.progress->wakeups = 0;
+  const Census h = run_census(ps);
+  REQUIRE(h.odd.size() == 1);
+  CHECK(h.odd[0].rank == std::optional<int>(1));
+
+  // One rank moving of four is no running job (the odd rank itself may be busy).
+  ps[1].progress->wakeups = 40;
+  CHECK(run_census(ps).odd.size() == 1);
+}
+
+TEST_CASE("census: a rank still in another collective on the same group, beside still waiters, votes mismatch",
+          "[census]") {
+  std::vector<ProcessStacks> ps;
+  for (int r = 0; r < 4; ++r)
+    ps.push_back(r == 2 ? waiting_on(r, in_allgather(), "0", "default_pg", {0, 1, 2, 3})
+                        : waiting_on(r, in_allreduce(), "0", "default_pg", {0, 1, 2, 3}));
+  auto weight_of = [](const Census& c, const char* cause) {
+    for (const auto& f : c.findings)
+      if (f.id == "stacks.rank_in_different_collective")
+        for (const auto& s : f.supports)
+          if (s.cause == cause) return s.weight;
+    return 0.0;
+  };
+  // Unmeasured (a bundle without progress): a snapshot, weak.
+  CHECK(weight_of(run_census(ps), "mismatched_collectives") == 3.0);
+  // Measured still on every rank: stuck in calls that cannot match.
+  for (auto& p : ps) p = with_progress(p, 0);
+  const Census c = run_census(ps);
+  CHECK(weight_of(c, "mismatched_collectives") == 18.0);  // 3 agreeing ranks x 6
+  for (const auto& f : c.findings)
+    if (f.id == "stacks.rank_in_different_collective") {
+      CHECK(f.subject.rank == std::optional<int>(2));
+      CHECK(f.fields["measured_still"] == true);
+    }
+}
+
+TEST_CASE("stacks JSON keeps the progress measure", "[census]") {
+  ProcessStacks p = with_progress(rank_in(0, in_allreduce()), 7);
+  const nlohmann::json j = p;
+  CHECK(j["progress"]["wakeups"] == 7);
+  const ProcessStacks back = j.get<ProcessStacks>();
+  REQUIRE(back.progress);
+  CHECK(back.progress->wakeups == 7);
+  CHECK(back.progress->window_ms == 400);
+}

@@ -1,6 +1,7 @@
 #include "analysis/census/census.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -106,6 +107,9 @@ std::string group_suffix(const std::vector<CensusMember>& ms) {
   return s;
 }
 
+// Measured and still: woke fewer than kMovingWakeups times in the window.
+bool frozen(const CensusMember& m) { return m.progress && m.progress->wakeups < kMovingWakeups; }
+
 }  // namespace
 
 std::string stack_signature(const ThreadStack& t, size_t max_frames) {
@@ -141,7 +145,7 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
       it = index.emplace(sig, c.groups.size()).first;
       c.groups.push_back(std::move(g));
     }
-    c.groups[it->second].members.push_back(CensusMember{p.host, p.rank, p.pid, m->c10d});
+    c.groups[it->second].members.push_back(CensusMember{p.host, p.rank, p.pid, m->c10d, p.progress});
   }
   std::stable_sort(c.groups.begin(), c.groups.end(),
                    [](const CensusGroup& a, const CensusGroup& b) { return a.members.size() > b.members.size(); });
@@ -152,7 +156,44 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
                                                   : fmt::format("{} ranks ({})", g.members.size(), members_list(g.members));
     c.lines.push_back(who + ": " + g.activity + (g.in_collective ? group_suffix(g.members) : std::string()));
   }
-  if (c.groups.size() < 2 || total < 2) return c;
+  // A running job caught mid-step has the shape of a hang (some ranks in a
+  // collective, one computing). Where the ranks' wake-ups were measured and
+  // most of them kept waking, nothing is stuck: say so, name nobody.
+  std::optional<Finding> running;
+  {
+    size_t measured = 0;
+    std::vector<CensusMember> moving;
+    for (const auto& g : c.groups)
+      for (const auto& m : g.members)
+        if (m.progress) {
+          ++measured;
+          if (m.progress->wakeups >= kMovingWakeups) moving.push_back(m);
+        }
+    if (measured >= 2 && moving.size() * 2 > measured) {
+      double window_ms = 0;
+      uint64_t least = std::numeric_limits<uint64_t>::max();
+      for (const auto& m : moving) {
+        window_ms = std::max(window_ms, m.progress->window_ms);
+        least = std::min(least, m.progress->wakeups);
+      }
+      Finding f;
+      f.id = "stacks.ranks_progressing";
+      f.layer = Layer::framework;
+      f.role = FindingRole::context;
+      f.severity = Severity::info;
+      f.summary = fmt::format(
+          "{} of {} ranks kept waking in the {:.0f} ms before the capture (each at least {} times): the job is "
+          "running, not hung; the stack census is a snapshot of ranks passing through their steps",
+          moving.size(), measured, window_ms, least);
+      f.fields = {{"moving", moving.size()}, {"measured", measured}, {"window_ms", window_ms},
+                  {"min_wakeups", least}, {"ranks", members_list(moving)}};
+      running = std::move(f);
+    }
+  }
+  if (c.groups.size() < 2 || total < 2) {
+    if (running) c.findings.push_back(std::move(*running));
+    return c;
+  }
 
   const CensusGroup& major = c.groups[0];
   // A majority exists when the largest group is bigger than every other one;
@@ -169,6 +210,10 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
   ctxf.summary = "stack census: " + census_line;
   ctxf.fields = {{"groups", c.groups.size()}, {"processes", total}};
   c.findings.push_back(ctxf);
+  if (running) {  // nobody is odd in a running job
+    c.findings.push_back(std::move(*running));
+    return c;
+  }
 
   const CensusGroup* waiting = nullptr;
   if (strict_majority && major.in_collective) waiting = &major;
@@ -302,11 +347,23 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
           f.supports = {{"wrong_process_group", 50.0}, {"rank_skips_collective", 3.0}};
         } else {
           f.id = "stacks.rank_in_different_collective";
+          // Measured still (no wake-ups just before the capture, on both
+          // sides): not a running job caught between two calls, the ranks
+          // are stuck in calls that cannot match. Stronger the more ranks
+          // agree, as above. Unmeasured (older bundles), a snapshot only.
+          const bool stuck = frozen(m) && std::all_of(waiting->members.begin(), waiting->members.end(), frozen);
+          const double n = static_cast<double>(waiting->members.size());
+          if (stuck) f.fields["measured_still"] = true;
           f.summary = fmt::format("{} is {}{} while {} rank(s) are {}{}{}", member_name(m), g.activity,
                                   m.wait ? " (" + wait_text(*m.wait) + ")" : std::string(), waiting->members.size(),
                                   waiting->activity, group_suffix(waiting->members), differs) +
-                      awaited;
-          f.supports = {{majority_wait ? "wrong_process_group" : "mismatched_collectives", 3.0}};
+                      awaited + (stuck ? "; none of them woke in the window before the capture" : "");
+          if (majority_wait)
+            f.supports = {{"wrong_process_group", stuck ? std::min(30.0, 6.0 * n) : 3.0}};
+          else if (stuck)
+            f.supports = {{"mismatched_collectives", std::min(30.0, 6.0 * n)}, {"rank_skips_collective", 2.0}};
+          else
+            f.supports = {{"mismatched_collectives", 3.0}};
         }
       }
       c.findings.push_back(std::move(f));

@@ -18,6 +18,10 @@
 //   dimension, members) when its Python frames show one; the collective
 //   sequence number is not in the stacks (the flight recorder has it).
 //   stacks.census (context): the one-line census.
+//   stacks.ranks_progressing (context): most ranks' main threads kept waking
+//     in the window just before the capture (ProcessStacks::progress): the
+//     job is running, the snapshot is of a moving job, and no rank is named
+//     odd one out from it.
 #pragma once
 
 #include <string>
@@ -41,7 +45,12 @@ struct CensusMember {
   std::optional<int> rank;
   int64_t pid = 0;
   std::optional<C10dWaitInfo> wait;  // the c10d collective its main thread waits in (Python frames)
+  std::optional<ThreadProgress> progress;  // main-thread wake-ups just before the capture (live captures)
 };
+
+// A main thread that woke at least this often in the window before the
+// capture is moving: a rank blocked in a hung collective does not wake.
+inline constexpr uint64_t kMovingWakeups = 3;
 
 struct CensusGroup {
   std::string signature;

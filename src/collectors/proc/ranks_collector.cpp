@@ -1,9 +1,16 @@
 #include "collectors/proc/ranks_collector.hpp"
 
 #include "collectors/proc/rank_discovery.hpp"
+#include "collectors/proc/thread_progress.hpp"
 #include "collectors/stacks/stacks.hpp"
 
 namespace ccdiag {
+
+namespace {
+// Long enough for a running job's ranks to wake a few times (a collective
+// completes every few ms to a few hundred ms), short beside the capture.
+constexpr std::chrono::milliseconds kProgressWindow{400};
+}  // namespace
 
 CollectorOutput collect_ranks(const CollectContext& ctx) {
   CollectorOutput out;
@@ -38,7 +45,21 @@ CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
     return out;
   }
   StacksOptions so;
-  for (const auto& r : discover_ranks(ctx.root).ranks) {
+  const auto ranks = discover_ranks(ctx.root).ranks;
+  // Whether each rank is moving, read before any ptrace stop (a stop counts
+  // as a wake-up): the census must not read a running job's snapshot as a
+  // hang. A short share of the budget.
+  std::vector<int64_t> live_pids;
+  for (const auto& r : ranks)
+    if (!r.dead()) live_pids.push_back(r.pid);
+  auto window = kProgressWindow;
+  if (ctx.deadline != std::chrono::steady_clock::time_point::max())
+    window = std::min(window, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  (ctx.deadline - std::chrono::steady_clock::now()) / 10));
+  const auto progress = live_pids.size() >= 2 && window.count() > 0
+                            ? measure_main_thread_progress(ctx.root, live_pids, window)
+                            : std::map<int64_t, ThreadProgress>{};
+  for (const auto& r : ranks) {
     if (r.dead()) continue;  // a zombie has no threads to stop: ranks.process reports it as dead
     Evidence e;
     e.kind = "stacks.process";
@@ -53,6 +74,7 @@ CollectorOutput collect_rank_stacks(const CollectContext& ctx) {
     } else {
       s->rank = r.rank;
       s->host = ctx.host;
+      if (auto it = progress.find(r.pid); it != progress.end()) s->progress = it->second;
       e.data = *s;
     }
     out.evidence.push_back(std::move(e));
