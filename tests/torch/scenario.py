@@ -243,6 +243,15 @@ def main():
                 time.sleep(1)
                 os._exit(3)
             train_step(t)
+        elif SCENARIO == "sys_exit":
+            # One rank gives up with sys.exit(1) (a failed sanity check that
+            # exits instead of raising): exit code 1, like an exception, but
+            # no traceback anywhere.
+            ready()
+            if RANK == CULPRIT:
+                time.sleep(1)
+                sys.exit(1)
+            train_step(t)
         elif SCENARIO == "straggler":
             ready()
             if RANK == CULPRIT:

@@ -50,6 +50,7 @@ class ScenarioTest(unittest.TestCase):
     fr_culprit = True     # the dumps alone can name the culprit
     live_culprit = True   # live and collected stacks can name the culprit
     logs_ambiguous = False  # ... but not tell the hang causes apart (see test_post_mortem_logs)
+    tee = True            # torchrun --tee/--log-dir; False: the console is all there is
 
     @classmethod
     def setUpClass(cls):
@@ -57,7 +58,7 @@ class ScenarioTest(unittest.TestCase):
             raise unittest.SkipTest("base class")
         cls.live_doc = cls.collect_doc = cls.ranks_doc = None
         cls.work = tempfile.mkdtemp(prefix="ccdiag-torch-test-")
-        cls.job = TorchJob(cls.scenario, culprit=cls.culprit)
+        cls.job = TorchJob(cls.scenario, culprit=cls.culprit, tee=cls.tee)
         try:
             cls.job.wait_ready(cls.ready_ranks)
             if cls.live:
@@ -403,6 +404,28 @@ class RankExitsNonZero(ScenarioTest):
     causes = ("rank_process_died",)
     logs_causes = ("rank_process_died", "user_code_bug")
     live = False
+
+
+class RankSysExitConsoleOnly(ScenarioTest):
+    """Rank 2 calls sys.exit(1) and torchrun runs without --tee or --log-dir,
+    so the console is all there is: the agent's failure table (rank 2 first,
+    exit code 1), the others' "Connection closed by peer" tracebacks, and no
+    traceback of rank 2's own. It ended on its own and took its connections
+    with it. When the agent stops the others before they notice (a race),
+    the console holds the failure table alone: exit code 1 is what an
+    uncaught exception leaves too, so the logs may lean to the script's own
+    error; either way rank 2 is named."""
+    scenario = "sys_exit"
+    causes = ("rank_process_died",)
+    logs_causes = ("rank_process_died", "user_code_bug")
+    fr_causes = ("rank_skips_collective", "rank_process_died", "insufficient_evidence")
+    fr_culprit = False
+    live = False
+    tee = False
+
+    def test_post_mortem_logs(self):
+        self.assertEqual(self.job.rank_logs(), [])
+        super().test_post_mortem_logs()
 
 
 class SizeMismatch(ScenarioTest):

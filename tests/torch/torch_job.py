@@ -53,7 +53,7 @@ def free_port():
 class TorchJob:
     """`with TorchJob("skip") as job: job.wait_ready(); ...; job.wait_end()`"""
 
-    def __init__(self, scenario, timeout_s=TIMEOUT_S, culprit=2):
+    def __init__(self, scenario, timeout_s=TIMEOUT_S, culprit=2, tee=True):
         self.py = require_torch()
         self.scenario = scenario
         self.dir = tempfile.mkdtemp(prefix=f"ccdiag-torch-{scenario}-")
@@ -68,9 +68,12 @@ class TorchJob:
                     "PYTHONUNBUFFERED": "1", "GLOO_SOCKET_IFNAME": "lo", "TORCHELASTIC_ERROR_FILE": ""})
         env.pop("TORCHELASTIC_ERROR_FILE")
         self.console = open(self.console_path, "wb")
+        # tee=False: no --log-dir, no --tee: the workers write straight to the
+        # console, which is then all a user has.
+        logging = ["--log-dir", self.logdir, "--tee", "3"] if tee else []
         cmd = [self.py, "-m", "torch.distributed.run", "--nproc-per-node", str(NPROC), "--nnodes", "1",
-               "--master-addr", "127.0.0.1", "--master-port", str(free_port()), "--log-dir", self.logdir,
-               "--tee", "3", "--max-restarts", "0", "--monitor-interval", "0.5",
+               "--master-addr", "127.0.0.1", "--master-port", str(free_port())] + logging + [
+               "--max-restarts", "0", "--monitor-interval", "0.5",
                os.path.join(HERE, "scenario.py"), scenario, self.out]
         self.proc = subprocess.Popen(cmd, stdout=self.console, stderr=subprocess.STDOUT, env=env,
                                      start_new_session=True, cwd=self.dir)

@@ -419,6 +419,24 @@ std::vector<Finding> torchrun_findings(const TorchrunConsole& c) {
                              " other worker(s): its own error came first"
                        : ", and it logged no collective timeout while " + std::to_string(c.timed_out.size()) +
                              " other rank(s) did: its own error came first");
+    } else if (rc->rank && rc->exitcode && *rc->exitcode > 0 && !c.own_error.count(*rc->rank) &&
+               c.timed_out.empty() && !c.peer_closed.empty() && !c.peer_closed.count(*rc->rank) && stopped > 0 &&
+               stopped + 1 == c.failures.size()) {
+      // It exited with an error code before anyone failed, logged no error
+      // of its own here, and the others then found a peer's connection
+      // closed: it ended on its own (sys.exit(1), os._exit, a library's
+      // fatal-error handler) and took its connections with it. Mostly a
+      // process that ended; an exception whose traceback went to another
+      // file reads the same, so that votes too, less.
+      x.severity = Severity::error;
+      x.role = FindingRole::primary;
+      x.fields["decisive"] = true;
+      x.summary = "torchrun: the first worker to exit was " + rank_text(*rc) + " with code " +
+                  std::to_string(*rc->exitcode) + ", with no error of its own in these logs; " +
+                  std::to_string(c.peer_closed.size()) +
+                  " other rank(s) then found a peer's connection closed and the agent stopped the rest: it ended "
+                  "on its own (sys.exit, os._exit, a fatal-error handler)";
+      x.supports = {{"rank_process_died", 25.0}, {"user_code_bug", 2.0}};
     } else {
       // An error exit: only the rank that raised first. After a timeout every
       // rank raises and the first to do so is a victim; its exception says why.

@@ -1,0 +1,52 @@
+"""torchrun without --tee or --log-dir: the console is all a user has. The
+fixture is a real run (tests/fixtures/torch/sys_exit_console_only, torch
+2.15.0, gloo, 4 ranks) where rank 2 called sys.exit(1): torchrun's table
+names it as the first failure with exit code 1, ranks 1 and 3 printed
+"Connection closed by peer" tracebacks, and rank 2 printed nothing."""
+import os
+import shutil
+import tempfile
+import unittest
+
+from ccdiag_test import FIXTURES, run_json
+
+CONSOLE = os.path.join(FIXTURES, "torch", "sys_exit_console_only", "console.log")
+
+
+def verdict(path):
+    doc, _ = run_json(["diagnose", "--log", path])
+    v = doc["verdict"]
+    return v["root_cause"], (v.get("culprit") or {}).get("rank"), v["confidence"], doc
+
+
+class ConsoleOnly(unittest.TestCase):
+    def test_a_rank_that_exited_first_without_an_error_is_the_dead_rank(self):
+        # Before: insufficient_evidence at 0.00 ("the first worker to exit was
+        # rank 2 ... (it raised; its own log says why)" as context only).
+        cause, rank, conf, doc = verdict(CONSOLE)
+        self.assertEqual((cause, rank), ("rank_process_died", 2), doc["verdict"])
+        self.assertLessEqual(conf, 0.6)  # a symptom: why it exited is not in the console
+        ids = [f["id"] for f in doc["findings"]]
+        self.assertIn("torchrun.root_cause", ids)
+
+    def test_its_own_traceback_makes_it_the_scripts_error(self):
+        # The same console with a traceback of rank 2's own before the table:
+        # then it raised, and the new reading must not claim it just exited.
+        with open(CONSOLE) as f:
+            lines = f.read().splitlines(keepends=True)
+        own = ["[rank2]: Traceback (most recent call last):\n",
+               '[rank2]:   File "/srv/job/train.py", line 20, in <module>\n',
+               "[rank2]:     batch = next(it)\n",
+               "[rank2]: KeyError: 'labels'\n"]
+        d = tempfile.mkdtemp(prefix="ccdiag-console-only-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "console.log")
+        with open(path, "w") as f:
+            f.writelines(own + lines)
+        cause, rank, _, doc = verdict(path)
+        self.assertEqual(rank, 2, doc["verdict"])
+        self.assertEqual(cause, "user_code_bug", doc["verdict"])
+
+
+if __name__ == "__main__":
+    unittest.main()
