@@ -3,6 +3,7 @@ fixture is a real run (tests/fixtures/torch/sys_exit_console_only, torch
 2.15.0, gloo, 4 ranks) where rank 2 called sys.exit(1): torchrun's table
 names it as the first failure with exit code 1, ranks 1 and 3 printed
 "Connection closed by peer" tracebacks, and rank 2 printed nothing."""
+import json
 import os
 import shutil
 import tempfile
@@ -46,6 +47,17 @@ class ConsoleOnly(unittest.TestCase):
         cause, rank, _, doc = verdict(path)
         self.assertEqual(rank, 2, doc["verdict"])
         self.assertEqual(cause, "user_code_bug", doc["verdict"])
+
+
+class PortInUse(unittest.TestCase):
+    def test_a_taken_master_port_is_no_network_interface_problem(self):
+        # A real torchrun whose --master-port was already taken. Before: wrong_network_interface 0.19 (the
+        # DistNetworkError read as an unreachable rendezvous).
+        cause, _, conf, doc = verdict(os.path.join(FIXTURES, "torch", "port_in_use", "console.log"))
+        self.assertEqual(cause, "rendezvous_port_in_use", doc["verdict"])
+        self.assertEqual(doc["verdict"]["layer"], "system-config")
+        self.assertGreaterEqual(conf, 0.4)
+        self.assertIn("ss -ltnp", json.dumps(doc["next_steps"]))
 
 
 if __name__ == "__main__":

@@ -332,6 +332,15 @@ std::vector<CauseInfo> build() {
       "NCCL 'unlink shared memory ... failed' / missing /dev/shm/nccl-* segments; RemoveIPC=yes.",
       "RemoveIPC=no.",
       {{"Disable RemoveIPC", "echo RemoveIPC=no >> /etc/systemd/logind.conf && systemctl restart systemd-logind"}});
+  // Not reachability: the store/bootstrap server could not even listen. A
+  // stale job (or a second one started with the same MASTER_PORT) holds it.
+  add("rendezvous_port_in_use", L::system_config, 0.005,
+      "The rendezvous (TCPStore / c10d) or bootstrap port is already in use on the host that must listen on it: a "
+      "previous job still running or a second job launched with the same MASTER_PORT.",
+      "'The server socket has failed to listen ... EADDRINUSE' / 'Address already in use' when the job starts; no "
+      "rank gets past rendezvous.",
+      "The port is free on the master host before launch.",
+      {{"Pick a free port for the relaunch", "MASTER_PORT=$((20000 + RANDOM % 20000)) <relaunch>  # torchrun --master-port"}});
   return c;
 }
 
@@ -422,6 +431,7 @@ static const std::map<std::string, std::vector<CauseStep>>& confirming_steps() {
       {"memlock_limit_too_low", {{"Read the job process's memlock limit on {host}", "grep 'Max locked memory' /proc/{pid}/limits"}}},
       {"gpudirect_rdma_module_missing", {{"Confirm GPUDirect RDMA with a GPU-memory perftest on {host}", "ib_write_bw -d {nic} --use_cuda=0 --report_gbits <peer>"}}},
       {"removeipc_deletes_shm", {{"Read logind's setting on {host}", "grep -E '^#?RemoveIPC' /etc/systemd/logind.conf; loginctl show-user $USER"}}},
+      {"rendezvous_port_in_use", {{"See which process holds the port on {host}", "ss -ltnp 'sport = :<master-port>'  # a stale job: stop it"}}},
   };
   return t;
 }

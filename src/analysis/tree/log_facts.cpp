@@ -192,10 +192,18 @@ const std::vector<Signal>& signals() {
       // to (host, port)") is the rendezvous too.
       {"bootstrap_failed", {}, {"bootstrap", "Bootstrap", "TCPStore", "DistNetworkError", "rendezvous",
                                 "[c10d] The client socket"},
-       {"Bootstrap : Using", "NCCL INFO", "bootstrapSplit"}, L::transport, S::error, R::primary,
+       {"Bootstrap : Using", "NCCL INFO", "bootstrapSplit", "EADDRINUSE", "ddress already in use"}, L::transport,
+       S::error, R::primary,
        "ranks could not reach the rendezvous / bootstrap root",
        {{"bootstrap_unreachable", 40}, {"firewall_blocked_ports", 2}, {"hostname_resolves_to_loopback", 2}},
        {"timed out", "Timed out", "timeout", "Timeout", "failed", "Failed", "refused", "unreachable"}},
+      // The server side of the rendezvous or bootstrap could not bind its port
+      // (c10d: "The server socket has failed to listen on any local network
+      // address. port: 29500, ... code: -98, name: EADDRINUSE"; errno 98 from
+      // a bind elsewhere): not reachability, the port is taken on this host.
+      {"port_in_use", {}, {"EADDRINUSE", "ddress already in use"}, {}, L::system_config, S::error, R::primary,
+       "the rendezvous/bootstrap server could not listen: its port is already in use on this host",
+       {{"rendezvous_port_in_use", 200}}},
       {"bootstrap_loopback", {"Bootstrap : Using"}, {"lo:", "127.0."}, {}, L::system_config, S::warning, R::primary,
        // Only a lead by itself: on one host (a single-node test, NCCL_SOCKET_IFNAME=lo) loopback is
        // right. Across hosts it cannot work; the socket_ifname rule weighs it when the inputs span hosts.
