@@ -60,5 +60,15 @@ class PortInUse(unittest.TestCase):
         self.assertIn("ss -ltnp", json.dumps(doc["next_steps"]))
 
 
+class MasterAddrUnresolvable(unittest.TestCase):
+    def test_a_rendezvous_name_that_does_not_resolve_is_said(self):
+        # A real torchrun given a --master-addr that does not resolve: c10d retries with "gai error: -2 - Name
+        # or service not known" warnings. Before: insufficient_evidence 0.00 with "find the odd rank out".
+        cause, _, conf, doc = verdict(os.path.join(FIXTURES, "torch", "master_addr_unresolvable", "console.log"))
+        self.assertEqual(cause, "hostname_not_resolvable", doc["verdict"])
+        self.assertEqual(doc["verdict"]["layer"], "system-config")
+        self.assertIn("getent", json.dumps(doc["next_steps"]))
+
+
 if __name__ == "__main__":
     unittest.main()

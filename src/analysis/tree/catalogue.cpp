@@ -341,6 +341,14 @@ std::vector<CauseInfo> build() {
       "rank gets past rendezvous.",
       "The port is free on the master host before launch.",
       {{"Pick a free port for the relaunch", "MASTER_PORT=$((20000 + RANDOM % 20000)) <relaunch>  # torchrun --master-port"}});
+  add("hostname_not_resolvable", L::system_config, 0.005,
+      "A host name the job connects to (MASTER_ADDR, the rendezvous endpoint, a peer's name) does not resolve on "
+      "this host: a typo, a name only another cluster's DNS or /etc/hosts knows, a pod name before its DNS "
+      "record exists.",
+      "'gai error: -2 - Name or service not known', 'Temporary failure in name resolution', 'No address "
+      "associated with hostname' while connecting to the rendezvous; the ranks retry until the timeout.",
+      "The name resolves on every host.",
+      {{"Resolve the rendezvous host name on this host", "getent ahosts <master-addr>"}});
   return c;
 }
 
@@ -431,6 +439,7 @@ static const std::map<std::string, std::vector<CauseStep>>& confirming_steps() {
       {"memlock_limit_too_low", {{"Read the job process's memlock limit on {host}", "grep 'Max locked memory' /proc/{pid}/limits"}}},
       {"gpudirect_rdma_module_missing", {{"Confirm GPUDirect RDMA with a GPU-memory perftest on {host}", "ib_write_bw -d {nic} --use_cuda=0 --report_gbits <peer>"}}},
       {"removeipc_deletes_shm", {{"Read logind's setting on {host}", "grep -E '^#?RemoveIPC' /etc/systemd/logind.conf; loginctl show-user $USER"}}},
+      {"hostname_not_resolvable", {{"Check name resolution on {host}", "grep -E '^hosts:' /etc/nsswitch.conf; cat /etc/resolv.conf"}}},
       {"rendezvous_port_in_use", {{"See which process holds the port on {host}", "ss -ltnp 'sport = :<master-port>'  # a stale job: stop it"}}},
   };
   return t;

@@ -204,6 +204,15 @@ const std::vector<Signal>& signals() {
       {"port_in_use", {}, {"EADDRINUSE", "ddress already in use"}, {}, L::system_config, S::error, R::primary,
        "the rendezvous/bootstrap server could not listen: its port is already in use on this host",
        {{"rendezvous_port_in_use", 200}}},
+      // getaddrinfo failed for a name the job connects to (c10d's socket.cpp:
+      // "The IPv4 network addresses of (host, 29500) cannot be retrieved (gai
+      // error: -2 - Name or service not known)"; NCCL's and Python's wordings
+      // of EAI_NONAME / EAI_AGAIN / EAI_NODATA).
+      {"name_unresolved", {}, {"gai error", "Name or service not known", "Temporary failure in name resolution",
+                               "No address associated with hostname", "nodename nor servname provided",
+                               "getaddrinfo failed"},
+       {}, L::system_config, S::error, R::primary, "a host name the job connects to does not resolve",
+       {{"hostname_not_resolvable", 150}, {"wrong_network_interface", 1.5}}},
       {"bootstrap_loopback", {"Bootstrap : Using"}, {"lo:", "127.0."}, {}, L::system_config, S::warning, R::primary,
        // Only a lead by itself: on one host (a single-node test, NCCL_SOCKET_IFNAME=lo) loopback is
        // right. Across hosts it cannot work; the socket_ifname rule weighs it when the inputs span hosts.
