@@ -1,8 +1,8 @@
-"""torchrun without --tee or --log-dir: the console is all a user has. The
-fixture is a real run (tests/fixtures/torch/sys_exit_console_only, torch
-2.15.0, gloo, 4 ranks) where rank 2 called sys.exit(1): torchrun's table
-names it as the first failure with exit code 1, ranks 1 and 3 printed
-"Connection closed by peer" tracebacks, and rank 2 printed nothing."""
+"""torchrun consoles as a user has them when nothing else was kept (no
+--tee, no --log-dir), from real runs (tests/fixtures/torch/, torch 2.15.0,
+gloo): rank 2 calling sys.exit(1) (the table names it first with exit code 1,
+ranks 1 and 3 print "Connection closed by peer", rank 2 prints nothing); a
+--master-port already taken; a --master-addr that does not resolve."""
 import json
 import os
 import shutil
