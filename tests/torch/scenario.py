@@ -207,6 +207,14 @@ def main():
         elif SCENARIO == "size_mismatch":
             ready()
             train_step(torch.ones(2048 if RANK == CULPRIT else 1024))
+        elif SCENARIO == "op_mismatch":
+            # Rank 2 takes another branch and all_gathers where the others
+            # all_reduce (a metric gathered on one rank only).
+            ready()
+            if RANK == CULPRIT:
+                dist.all_gather([torch.zeros(1024) for _ in range(WORLD)], t)
+            else:
+                train_step(t)
         elif SCENARIO == "dtype_mismatch":
             ready()
             train_step(torch.ones(1024, dtype=torch.float64 if RANK == CULPRIT else torch.float32))

@@ -428,6 +428,17 @@ class RankSysExitConsoleOnly(ScenarioTest):
         super().test_post_mortem_logs()
 
 
+class OpMismatch(ScenarioTest):
+    """Rank 2 all_gathers where the others all_reduce, on the same group. Live,
+    every rank is still in its call (no wake-ups before the capture) and rank 2
+    is in another collective than the three that agree. The logs see only
+    timeouts on every rank."""
+    scenario = "op_mismatch"
+    causes = ("mismatched_collectives",)
+    logs_causes = ("mismatched_collectives", "insufficient_evidence")
+    logs_culprit = False
+
+
 class SizeMismatch(ScenarioTest):
     scenario = "size_mismatch"
     causes = ("mismatched_collectives",)
