@@ -698,9 +698,14 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
                                 "finding); nothing shows the job healthy." + where;
     quote_unrecognized();
     // The probe that separates the two leading candidates first.
+    // A TCP symptom (rendezvous, bootstrap, sockets) is in the transport
+    // layer too, but RDMA counters say nothing about it: its own first step
+    // (below) is the probe.
+    auto tcp = [](const std::string& c) { return c == "bootstrap_unreachable" || c == "socket_connection_failure"; };
     std::set<Layer> layers;
-    for (size_t i = 0; i < scores.size() && i < 2; ++i) layers.insert(find_cause(scores[i].cause)->layer);
-    if (layers.empty()) layers.insert(Layer::framework);
+    for (size_t i = 0; i < scores.size() && i < 2; ++i)
+      if (!tcp(scores[i].cause)) layers.insert(find_cause(scores[i].cause)->layer);
+    if (layers.empty() && (scores.empty() || !tcp(scores[0].cause))) layers.insert(Layer::framework);
     for (Layer l : layers) report.next_steps.push_back(probe_for(l));
     for (size_t i = 0; i < scores.size() && i < 2; ++i)
       for (const auto& s : next_steps_for(*find_cause(scores[i].cause), scores[i].culprit)) {

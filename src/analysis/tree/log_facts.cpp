@@ -192,11 +192,20 @@ const std::vector<Signal>& signals() {
       // to (host, port)") is the rendezvous too.
       {"bootstrap_failed", {}, {"bootstrap", "Bootstrap", "TCPStore", "DistNetworkError", "rendezvous",
                                 "[c10d] The client socket"},
-       {"Bootstrap : Using", "NCCL INFO", "bootstrapSplit", "EADDRINUSE", "ddress already in use"}, L::transport,
+       {"Bootstrap : Using", "NCCL INFO", "bootstrapSplit", "EADDRINUSE", "ddress already in use",
+        "RendezvousTimeoutError"},
+       L::transport,
        S::error, R::primary,
        "ranks could not reach the rendezvous / bootstrap root",
        {{"bootstrap_unreachable", 40}, {"firewall_blocked_ports", 2}, {"hostname_resolves_to_loopback", 2}},
        {"timed out", "Timed out", "timeout", "Timeout", "failed", "Failed", "refused", "unreachable"}},
+      // torchelastic's rendezvous did not gather --nnodes agents before its
+      // join timeout: this agent reached the endpoint (it waited there); the
+      // others never came (not started, started late, another --rdzv-id or
+      // endpoint, or unable to reach it). Only a weak lead on reachability.
+      {"rendezvous_timeout", {"RendezvousTimeoutError"}, {}, {}, L::framework, S::error, R::symptom,
+       "torchelastic's rendezvous timed out: not every node's agent joined before the join timeout",
+       {{"bootstrap_unreachable", 4}}},
       // The server side of the rendezvous or bootstrap could not bind its port
       // (c10d: "The server socket has failed to listen on any local network
       // address. port: 29500, ... code: -98, name: EADDRINUSE"; errno 98 from
