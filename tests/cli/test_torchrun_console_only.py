@@ -2,7 +2,8 @@
 --tee, no --log-dir), from real runs (tests/fixtures/torch/, torch 2.15.0,
 gloo): rank 2 calling sys.exit(1) (the table names it first with exit code 1,
 ranks 1 and 3 print "Connection closed by peer", rank 2 prints nothing); a
---master-port already taken; a --master-addr that does not resolve."""
+--master-port already taken; a --master-addr that does not resolve; a second
+node that never joined the rendezvous."""
 import json
 import os
 import shutil
@@ -68,6 +69,18 @@ class MasterAddrUnresolvable(unittest.TestCase):
         self.assertEqual(cause, "hostname_not_resolvable", doc["verdict"])
         self.assertEqual(doc["verdict"]["layer"], "system-config")
         self.assertIn("getent", json.dumps(doc["next_steps"]))
+
+
+class RendezvousTimeout(unittest.TestCase):
+    def test_a_node_that_never_joined_is_no_interface_verdict(self):
+        # A real torchrun --nnodes 2 started on one node: RendezvousTimeoutError. Before: wrong_network_interface
+        # 0.20 (read as bootstrap_unreachable x40) with "sample RDMA counters" as the first step.
+        cause, _, conf, doc = verdict(os.path.join(FIXTURES, "torch", "rendezvous_timeout", "console.log"))
+        self.assertEqual(cause, "insufficient_evidence", doc["verdict"])
+        self.assertLess(conf, 0.15)
+        steps = json.dumps(doc["next_steps"])
+        self.assertNotIn("probe rdma", steps)
+        self.assertIn("MASTER_ADDR", steps)
 
 
 if __name__ == "__main__":
