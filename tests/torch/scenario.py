@@ -207,6 +207,13 @@ def main():
         elif SCENARIO == "size_mismatch":
             ready()
             train_step(torch.ones(2048 if RANK == CULPRIT else 1024))
+        elif SCENARIO == "monitored_barrier":
+            # Debugging a hang the way torch's docs advise: a monitored_barrier,
+            # which names the rank that never arrived (rank 2 is stuck before it).
+            ready()
+            if RANK == CULPRIT:
+                time.sleep(TIMEOUT * 3)
+            dist.monitored_barrier(timeout=timedelta(seconds=TIMEOUT))
         elif SCENARIO == "op_mismatch":
             # Rank 2 takes another branch and all_gathers where the others
             # all_reduce (a metric gathered on one rank only).

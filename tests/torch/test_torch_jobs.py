@@ -428,6 +428,26 @@ class RankSysExitConsoleOnly(ScenarioTest):
         super().test_post_mortem_logs()
 
 
+class MonitoredBarrier(ScenarioTest):
+    """Rank 2 never reaches a monitored_barrier: rank 0 reports "Rank 2 failed
+    to pass monitoredBarrier", the others fail after it. The logs name rank 2
+    (not rank 0, whose error it is); they cannot say whether it skipped the
+    barrier, was stuck or late. Live, rank 2 sleeps in its own code."""
+    scenario = "monitored_barrier"
+    causes = HOST_CODE
+    logs_causes = HOST_CODE + ("straggler_or_timeout_too_short",)
+    fr_causes = HOST_CODE + ("straggler_or_timeout_too_short", "insufficient_evidence", "no_problem_found")
+    fr_culprit = False
+
+    def test_flight_recorder(self):
+        # gloo records no monitored_barrier: every recorded collective completed. Clean dumps of a hung
+        # job must not promise health (it read no_problem_found 0.9 before).
+        super().test_flight_recorder()
+        cause, _, conf = verdict(self.fr_doc)
+        if cause == "no_problem_found":
+            self.assertLessEqual(conf, 0.6, describe(self.fr_doc))
+
+
 class OpMismatch(ScenarioTest):
     """Rank 2 all_gathers where the others all_reduce, on the same group. Live,
     every rank is still in its call (no wake-ups before the capture) and rank 2

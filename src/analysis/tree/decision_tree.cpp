@@ -717,6 +717,19 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     v.confidence = set.unchecked.empty() ? 0.9 : 0.5;
     v.summary = set.unchecked.empty() ? "No problem found in the inputs."
                                       : "No problem found in what could be checked; some probes did not run.";
+    // Flight-recorder dumps alone check the collectives they recorded and
+    // nothing else: a job hung in host code, a TCPStore call, a
+    // monitored_barrier or (gloo) a send/recv leaves dumps where every
+    // recorded collective completed (a real gloo job stuck before a
+    // monitored_barrier read 0.9 healthy).
+    const bool fr_only = std::all_of(set.evidence.begin(), set.evidence.end(), [](const Evidence& e) {
+      return log_derived(e.kind) || !layer_of_evidence_kind(e.kind) || e.kind == "fr.analysis";
+    });
+    if (fr_only) {
+      v.confidence = std::min(v.confidence, 0.6);
+      v.summary += " The flight recorder shows every collective it recorded completed on every rank; a hang in host "
+                   "code, a store call, a monitored_barrier or a gloo send/recv is not recorded and would look the same.";
+    }
   } else {
     // Logs without a failure line, and nothing that checked a layer: silence,
     // not health.

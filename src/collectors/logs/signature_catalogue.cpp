@@ -692,6 +692,25 @@ std::vector<Signature> build() {
         "This rank waited in a gloo collective for a peer that never sent or received its part: every rank "
         "that logs it is a victim; the rank that does not is the suspect")
       .reporter_waits = true;
+  // torch.distributed.monitored_barrier (gloo) names the ranks that did not
+  // arrive: rank 0 reports them ("[Rank 0]: Rank 2 failed to pass
+  // monitoredBarrier in 10000 ms"; with wait_all_ranks, "Ranks 1, 2 failed
+  // ..."), the others fail after rank 0 gives up. The missing rank skipped the
+  // barrier, is stuck before it, or is late: the log cannot tell which.
+  b.add("c10d.monitored_barrier_missing", L::framework, S::error, R::primary,
+        R"re(Rank (?P<rank>\d+) failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms)re",
+        "monitored_barrier: rank {rank} did not reach the barrier within {timeout_ms} ms",
+        {{"rank_skips_collective", 8}, {"rank_stuck_in_host_code", 6}, {"straggler_or_timeout_too_short", 4}},
+        "The rank that monitored_barrier names never arrived: the odd rank out (skipped the barrier, stuck or late)");
+  b.add("c10d.monitored_barrier_missing_ranks", L::framework, S::error, R::primary,
+        R"re(Ranks (?P<ranks>\d+(?:, ?\d+)+) failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms)re",
+        "monitored_barrier: ranks {ranks} did not reach the barrier within {timeout_ms} ms",
+        {{"rank_skips_collective", 3}, {"rank_stuck_in_host_code", 2}, {"straggler_or_timeout_too_short", 2}},
+        "Several ranks never arrived at monitored_barrier");
+  b.add("c10d.monitored_barrier_peer_failed", L::framework, S::warning, R::cascade,
+        R"re(successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank (?P<peer>\d+))re",
+        "reached monitored_barrier, then lost rank {peer} (which gave up waiting for a missing rank)", {},
+        "A rank that did arrive fails after rank 0 reports the missing ones");
   // A traceback's frame inside torch.distributed: the call a rank was in.
   // Not a finding; the analyser hands the call to the gloo timeout that
   // follows in the same rank's traceback.
