@@ -62,6 +62,9 @@ void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, cons
     out << fmt::format("pid {}{} ({}): {} threads, paused {:.1f} ms — {}\n", p.pid,
                        p.rank ? fmt::format(" rank {}", *p.rank) : "", p.comm, p.threads.size(), p.pause_ms,
                        p.activity);
+    if (p.progress)
+      out << fmt::format("  main thread before the capture: woke {} times in {:.0f} ms, {:.0f} ms CPU\n",
+                         p.progress->wakeups, p.progress->window_ms, p.progress->cpu_ms);
     if (!p.python_error.empty()) out << "  ! Python frames unavailable: " << p.python_error << '\n';
     for (const auto& pr : p.problems) out << "  ! " << pr << '\n';
     for (const auto& t : p.threads) {
@@ -95,6 +98,9 @@ void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, cons
   if (procs.size() > 1) {
     out << "census:\n";
     for (const auto& line : census.lines) out << "  " << line << '\n';
+    // A running job's snapshot looks like a hang: say it moved.
+    for (const auto& f : census.findings)
+      if (f.id == "stacks.ranks_progressing") out << "  " << f.summary << '\n';
   }
 }
 

@@ -138,6 +138,9 @@ class StacksLive(unittest.TestCase):
             self.assertIn("stacks.ranks_progressing", ids)
             self.assertNotIn("stacks.rank_outside_collective", ids)
             self.assertEqual(census["odd_ranks_out"], [])
+            text = run(["stacks"] + [str(t.pid) for t in targets], timeout=60).stdout
+            self.assertIn("the job is running", text)
+            self.assertIn("main thread before the capture: woke", text)
             for t in targets:
                 assert_running_untraced(self, t.pid)
         finally:
