@@ -1,6 +1,6 @@
 """torchrun consoles as a user has them when nothing else was kept (no
 --tee, no --log-dir), from real runs (tests/fixtures/torch/, torch 2.15.0,
-gloo): rank 2 calling sys.exit(1) (the table names it first with exit code 1,
+gloo): rank 2 calling sys.exit(1) or failing an assert (the table names it first with exit code 1,
 ranks 1 and 3 print "Connection closed by peer", rank 2 prints nothing); a
 --master-port already taken; a --master-addr that does not resolve; a second
 node that never joined the rendezvous."""
@@ -48,6 +48,15 @@ class ConsoleOnly(unittest.TestCase):
         cause, rank, _, doc = verdict(path)
         self.assertEqual(rank, 2, doc["verdict"])
         self.assertEqual(cause, "user_code_bug", doc["verdict"])
+
+
+class RaisesConsoleOnly(unittest.TestCase):
+    def test_the_first_rank_to_raise_a_plain_exception_is_the_scripts_error(self):
+        # Rank 2's AssertionError, then torchrun's table with rank 2 first. Before: user_code_bug 0.30 (leading
+        # candidate); the table's first failure with a plain Python exception of its own votes too (x4).
+        cause, rank, conf, doc = verdict(os.path.join(FIXTURES, "torch", "raises_console_only", "console.log"))
+        self.assertEqual((cause, rank), ("user_code_bug", 2), doc["verdict"])
+        self.assertGreaterEqual(conf, 0.6)
 
 
 class PortInUse(unittest.TestCase):

@@ -592,8 +592,10 @@ LogAnalysis LogAnalyzer::Impl::finish() {
       else if (g.f.id.rfind("torchelastic.", 0) != 0 && g.f.id.rfind("torchrun.", 0) != 0 &&
                g.f.id.rfind("logs.", 0) != 0 && g.f.role != FindingRole::context &&
                g.f.role != FindingRole::cascade &&
-               (g.f.severity == Severity::error || g.f.severity == Severity::critical))
+               (g.f.severity == Severity::error || g.f.severity == Severity::critical)) {
         tc.own_error.insert(*g.f.subject.rank);
+        if (g.f.id == "python.exception") tc.own_exception.insert(*g.f.subject.rank);
+      }
     }
     for (auto& g : groups) adjust_torchrun_finding(tc, g.f);
     for (auto& f : torchrun_findings(tc)) {

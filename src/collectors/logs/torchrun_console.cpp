@@ -412,6 +412,10 @@ std::vector<Finding> torchrun_findings(const TorchrunConsole& c) {
       x.severity = Severity::error;
       x.role = FindingRole::symptom;
       x.fields["decisive"] = true;
+      // Its own error is a plain Python exception (not CUDA, NCCL or a
+      // collective): the script failed on that rank first, and the others
+      // only waited for it (as mp.spawn's marker votes, x4).
+      if (c.own_exception.count(*rc->rank)) x.supports = {{"user_code_bug", 4.0}};
       x.summary = "torchrun: the first worker to exit was " + rank_text(*rc) + " with code " +
                   std::to_string(rc->exitcode.value_or(0)) +
                   (c.timed_out.empty()

@@ -65,6 +65,9 @@ struct TorchrunConsole {
   // Ranks with an error of their own in the logs (an exception, a CUDA or
   // NCCL error), not a collective failing under them: filled by the analyser.
   std::set<int> own_error;
+  // ... of which a plain Python exception (python.exception: a KeyError, an
+  // AssertionError), not a CUDA, NCCL or collective error.
+  std::set<int> own_exception;
   bool empty() const { return failures.empty() && agent_terminated.empty(); }
   // Rank of a worker pid, from the failure tables.
   std::optional<int> rank_of_pid(int64_t pid) const;
