@@ -44,7 +44,16 @@ class FakeRasServer:
         return self
 
     def stop(self):
+        # Wake the accept thread (shutdown makes a blocked accept fail on Linux) and wait for it before the
+        # fd is closed: a thread that read the fd number just before close() would otherwise accept on the
+        # next test's server, which got the same number, and answer its clients in this server's mode.
         self._stop = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
         try:
             self.sock.close()
         except OSError:
@@ -55,6 +64,9 @@ class FakeRasServer:
             try:
                 conn, _ = self.sock.accept()
             except OSError:
+                return
+            if self._stop:
+                conn.close()
                 return
             self.connections += 1
             threading.Thread(target=self._client, args=(conn,), daemon=True).start()

@@ -59,6 +59,15 @@ class RaisesConsoleOnly(unittest.TestCase):
         self.assertGreaterEqual(conf, 0.6)
 
 
+class AllRanksRaise(unittest.TestCase):
+    def test_the_same_error_on_every_rank_names_no_single_rank(self):
+        # Every rank raised the same ValueError and exited with code 1. Before: user_code_bug with rank 3, one
+        # of four identical exit lines picked at random.
+        cause, rank, _, doc = verdict(os.path.join(FIXTURES, "torch", "all_raise_console_only", "console.log"))
+        self.assertEqual(cause, "user_code_bug", doc["verdict"])
+        self.assertIsNone(rank, doc["verdict"])
+
+
 class PortInUse(unittest.TestCase):
     def test_a_taken_master_port_is_no_network_interface_problem(self):
         # A real torchrun whose --master-port was already taken. Before: wrong_network_interface 0.19 (the

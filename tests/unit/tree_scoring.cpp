@@ -295,3 +295,27 @@ TEST_CASE("tree: retry exceeded decomposes by fabric; a QP in error keeps its id
   CHECK(r.verdict.root_cause == "qp_error_state");
   CHECK(r.verdict.mechanism.empty());
 }
+
+TEST_CASE("tree: equally strong lines of one key that name different ranks lend no culprit", "[tree]") {
+  // Every rank exited with code 1 (one line each, same weight): none of them is the culprit.
+  auto r0 = hyp("user_code_bug", 3, "log.rank_exited");
+  r0.culprit.rank = 0;
+  auto r3 = hyp("user_code_bug", 3, "log.rank_exited");
+  r3.culprit.rank = 3;
+  auto exc = hyp("user_code_bug", 20, "python.exception");
+  exc.culprit = Subject{};  // the exception line names no rank or host
+  auto s = score_causes({exc, r3, r0}, 0);
+  REQUIRE(s.size() == 1);
+  CHECK_FALSE(s[0].culprit.rank.has_value());
+  // One rank stronger than the others: it is named.
+  r0.weight = 5;
+  s = score_causes({exc, r3, r0}, 0);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].culprit.rank == std::optional<int>(0));
+  // The split key alone: the host they share, no rank.
+  r0.weight = 3;
+  s = score_causes({r3, r0}, 0);
+  REQUIRE(s.size() == 1);
+  CHECK_FALSE(s[0].culprit.rank.has_value());
+  CHECK(s[0].culprit.host == std::optional<std::string>("n1"));
+}

@@ -35,6 +35,10 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
                                      Explain* explain) {
   // cause -> evidence_key -> strongest hypothesis for that key
   std::map<std::string, std::map<std::string, const Hypothesis*>> by_cause;
+  // (cause, key) pairs whose strongest hypotheses are equally strong but name
+  // different ranks (every rank exited with code 1, each one line): that key
+  // says who did it no better than a coin; it lends no culprit.
+  std::set<std::pair<std::string, std::string>> split_keys;
   for (const auto& h : hyps) {
     if (!find_cause(h.cause)) {
       // Unknown id: a rule bug; never invent causes. --explain names it.
@@ -46,7 +50,12 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
     const std::string key = h.evidence_key.empty() ? h.why : h.evidence_key;
     auto& slot = by_cause[h.cause][key];
     // Within one key keep the most extreme ratio (far from 1 either way).
-    if (!slot || std::abs(std::log(h.weight)) > std::abs(std::log(slot->weight))) slot = &h;
+    if (!slot || std::abs(std::log(h.weight)) > std::abs(std::log(slot->weight))) {
+      if (slot) split_keys.erase({h.cause, key});
+      slot = &h;
+    } else if (h.weight == slot->weight && h.culprit.rank && slot->culprit.rank && *h.culprit.rank != *slot->culprit.rank) {
+      split_keys.insert({h.cause, key});
+    }
   }
   std::vector<CauseScore> scores;
   for (const auto& [cause, keys] : by_cause) {
@@ -55,9 +64,11 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
     s.cause = cause;
     double odds = info->prior / (1.0 - info->prior);
     const Hypothesis* best = nullptr;
+    std::set<const Hypothesis*> split;
     for (const auto& [key, h] : keys) {
       odds *= std::clamp(h->weight, 1e-3, 1e4);
       s.support.push_back(h);
+      if (split_keys.count({cause, key})) split.insert(h);
       // The culprit comes from the strongest supporting hypothesis; among equals,
       // the earliest (first failure).
       if (h->weight > 1.0 &&
@@ -68,11 +79,15 @@ std::vector<CauseScore> score_causes(const std::vector<Hypothesis>& hyps, size_t
     if (!best) continue;  // only counter-evidence: not a candidate
     s.odds = odds;
     s.culprit = best->culprit;
+    if (split.count(best)) {  // keep what the ranks share (the host), not one of them
+      s.culprit.rank.reset();
+      s.culprit.pid.reset();
+    }
     std::vector<const Hypothesis*> others(s.support.begin(), s.support.end());
     std::stable_sort(others.begin(), others.end(),
                      [](const Hypothesis* a, const Hypothesis* b) { return a->weight > b->weight; });
     for (const auto* h : others)
-      if (h != best && h->weight > 1.0) fill_culprit(s.culprit, h->culprit);
+      if (h != best && h->weight > 1.0 && !split.count(h)) fill_culprit(s.culprit, h->culprit);
     scores.push_back(std::move(s));
   }
   double total = 1.0;

@@ -213,7 +213,7 @@ CollectorOutput collect_nccl(const CollectContext& ctx) {
     const double left = ctx.deadline == std::chrono::steady_clock::time_point::max()
                             ? 7.0
                             : std::chrono::duration<double>(ctx.deadline - std::chrono::steady_clock::now()).count();
-    q.timeout_s = std::clamp(left * 0.5 / static_cast<double>(targets.size() - i), 0.05, 3.5);
+    q.timeout_s = std::clamp(left * 0.6 / static_cast<double>(targets.size() - i), 0.05, 3.5);
     auto r = query_ras(q);
     // Only a recognised report is kept: a garbage reply is not evidence, and
     // collector output travels as JSON (text must be valid UTF-8).
