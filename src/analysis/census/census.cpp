@@ -110,6 +110,39 @@ std::string group_suffix(const std::vector<CensusMember>& ms) {
 // Measured and still: woke fewer than kMovingWakeups times in the window.
 bool frozen(const CensusMember& m) { return m.progress && m.progress->wakeups < kMovingWakeups; }
 
+// A running job caught mid-step has the shape of a hang (some ranks in a
+// collective, one computing). Where the ranks' wake-ups were measured and
+// most of them kept waking, nothing is stuck: the finding that says so.
+std::optional<Finding> running_job_finding(const Census& c) {
+  size_t measured = 0;
+  std::vector<CensusMember> moving;
+  for (const auto& g : c.groups)
+    for (const auto& m : g.members)
+      if (m.progress) {
+        ++measured;
+        if (m.progress->wakeups >= kMovingWakeups) moving.push_back(m);
+      }
+  if (measured < 2 || moving.size() * 2 <= measured) return std::nullopt;
+  double window_ms = 0;
+  uint64_t least = std::numeric_limits<uint64_t>::max();
+  for (const auto& m : moving) {
+    window_ms = std::max(window_ms, m.progress->window_ms);
+    least = std::min(least, m.progress->wakeups);
+  }
+  Finding f;
+  f.id = "stacks.ranks_progressing";
+  f.layer = Layer::framework;
+  f.role = FindingRole::context;
+  f.severity = Severity::info;
+  f.summary = fmt::format(
+      "{} of {} ranks kept waking in the {:.0f} ms before the capture (each at least {} times): the job is "
+      "running, not hung; the stack census is a snapshot of ranks passing through their steps",
+      moving.size(), measured, window_ms, least);
+  f.fields = {{"moving", moving.size()}, {"measured", measured}, {"window_ms", window_ms},
+              {"min_wakeups", least}, {"ranks", members_list(moving)}};
+  return f;
+}
+
 }  // namespace
 
 std::string stack_signature(const ThreadStack& t, size_t max_frames) {
@@ -156,40 +189,7 @@ Census run_census(const std::vector<ProcessStacks>& processes) {
                                                   : fmt::format("{} ranks ({})", g.members.size(), members_list(g.members));
     c.lines.push_back(who + ": " + g.activity + (g.in_collective ? group_suffix(g.members) : std::string()));
   }
-  // A running job caught mid-step has the shape of a hang (some ranks in a
-  // collective, one computing). Where the ranks' wake-ups were measured and
-  // most of them kept waking, nothing is stuck: say so, name nobody.
-  std::optional<Finding> running;
-  {
-    size_t measured = 0;
-    std::vector<CensusMember> moving;
-    for (const auto& g : c.groups)
-      for (const auto& m : g.members)
-        if (m.progress) {
-          ++measured;
-          if (m.progress->wakeups >= kMovingWakeups) moving.push_back(m);
-        }
-    if (measured >= 2 && moving.size() * 2 > measured) {
-      double window_ms = 0;
-      uint64_t least = std::numeric_limits<uint64_t>::max();
-      for (const auto& m : moving) {
-        window_ms = std::max(window_ms, m.progress->window_ms);
-        least = std::min(least, m.progress->wakeups);
-      }
-      Finding f;
-      f.id = "stacks.ranks_progressing";
-      f.layer = Layer::framework;
-      f.role = FindingRole::context;
-      f.severity = Severity::info;
-      f.summary = fmt::format(
-          "{} of {} ranks kept waking in the {:.0f} ms before the capture (each at least {} times): the job is "
-          "running, not hung; the stack census is a snapshot of ranks passing through their steps",
-          moving.size(), measured, window_ms, least);
-      f.fields = {{"moving", moving.size()}, {"measured", measured}, {"window_ms", window_ms},
-                  {"min_wakeups", least}, {"ranks", members_list(moving)}};
-      running = std::move(f);
-    }
-  }
+  std::optional<Finding> running = running_job_finding(c);
   if (c.groups.size() < 2 || total < 2) {
     if (running) c.findings.push_back(std::move(*running));
     return c;
