@@ -3,7 +3,7 @@
 gloo): rank 2 calling sys.exit(1) or failing an assert (the table names it first with exit code 1,
 ranks 1 and 3 print "Connection closed by peer", rank 2 prints nothing); a
 --master-port already taken; a --master-addr that does not resolve; a second
-node that never joined the rendezvous."""
+node that never joined the rendezvous; GLOO_SOCKET_IFNAME naming an interface that does not exist."""
 import json
 import os
 import shutil
@@ -99,6 +99,18 @@ class RendezvousTimeout(unittest.TestCase):
         steps = json.dumps(doc["next_steps"])
         self.assertNotIn("probe rdma", steps)
         self.assertIn("MASTER_ADDR", steps)
+
+
+class GlooInterfaceMissing(unittest.TestCase):
+    def test_an_interface_gloo_cannot_find_is_the_interface_setting(self):
+        # A real torchrun (2 ranks) with GLOO_SOCKET_IFNAME=nosuch0: every rank fails in init_process_group
+        # with Gloo's "Unable to find address for: nosuch0". Before: user_code_bug 0.15 (the gloo enforce
+        # failure read as the script's own error).
+        cause, rank, _, doc = verdict(os.path.join(FIXTURES, "torch", "gloo_iface_missing", "console.log"))
+        self.assertEqual(cause, "wrong_network_interface", doc["verdict"])
+        self.assertEqual(doc["verdict"]["layer"], "system-config")
+        self.assertIsNone(rank, doc["verdict"])  # both ranks failed alike
+        self.assertIn("GLOO_SOCKET_IFNAME", json.dumps(doc["next_steps"]))
 
 
 if __name__ == "__main__":

@@ -73,6 +73,22 @@ TEST_CASE("log cues: error names, exception classes and pasted blocks", "[tree][
                       Layer::system_config));
   CHECK(has_cue(line_cues("RuntimeError: CUDA error: an illegal memory access was encountered"),
                 "cuda_illegal_address", Layer::framework));
+  // Ray's object-store warning gives /dev/shm's size in bytes: under 1 GiB is a container default.
+  const char* ray = "2023-11-18 03:39:16,283 WARNING services.py:1996 -- WARNING: The object store is using /tmp "
+                    "instead of /dev/shm because /dev/shm has only 67108864 bytes available. This will harm performance!";
+  CHECK(has_cue(line_cues(ray), "shm_size_reported_small", Layer::system_config));
+  CHECK_FALSE(has_cue(line_cues("WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only "
+                                "68719476736 bytes available."),
+                      "shm_size_reported_small", Layer::system_config));
+  CHECK_FALSE(has_cue(line_cues("/dev/shm has only 99999999999999999999999999 bytes available"),
+                      "shm_size_reported_small", Layer::system_config));
+  CHECK(has_cue(line_cues("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+                          "shared memory (shm)."),
+                "dataloader_shm_insufficient", Layer::system_config));
+  // Gloo's TCP device: GLOO_SOCKET_IFNAME names an interface with no address.
+  CHECK(has_cue(line_cues("RuntimeError: [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+                          "device.cc:84] ifa != nullptr. Unable to find address for: nosuch0"),
+                "gloo_iface_no_address", Layer::system_config));
 }
 
 TEST_CASE("log cues: failure markers", "[tree][cues]") {

@@ -275,12 +275,13 @@ std::vector<CauseInfo> build() {
       {{"Give the container a larger /dev/shm", "docker run --shm-size=16g ...  # k8s: emptyDir {medium: Memory}"},
        {"Workaround only: disable the SHM transport", "NCCL_SHM_DISABLE=1 <relaunch>"}});
   add("wrong_network_interface", L::system_config, 0.025,
-      "NCCL_SOCKET_IFNAME (or the default choice) names an interface that is missing, down or unroutable on "
-      "some hosts.",
-      "NCCL_SOCKET_IFNAME set but no 'Bootstrap : Using' line; 'no socket interface found'; bad address "
-      "family errors.",
+      "NCCL_SOCKET_IFNAME or GLOO_SOCKET_IFNAME (or the default choice) names an interface that is missing, "
+      "down or unroutable on some hosts.",
+      "NCCL_SOCKET_IFNAME set but no 'Bootstrap : Using' line; 'no socket interface found'; Gloo's 'Unable to "
+      "find address for'; bad address family errors.",
       "The interface exists and is used.",
-      {{"List interfaces on every host and set NCCL_SOCKET_IFNAME to a routable one", "ip -br addr"}});
+      {{"List interfaces on every host and set NCCL_SOCKET_IFNAME (GLOO_SOCKET_IFNAME for Gloo) to a routable one",
+        "ip -br addr"}});
   add("hostname_resolves_to_loopback", L::system_config, 0.01,
       "The hostname resolves to 127.0.x.x, so peers are told to connect to loopback.",
       "Bootstrap or TCPStore addresses in 127.0.0.0/8 on multi-host jobs.",

@@ -293,6 +293,12 @@ const std::vector<TextCue>& text_cues() {
       {"ibv_async_port", {"IBV_EVENT_PORT_ERR", "port error", "LINK_DOWN", "link down", "Link down"}, {}, {},
        L::hardware, "NIC port", S::error, R::primary, "a NIC port went down", {{"nic_link_flapping", 4}}},
       // ---- interface choice
+      // Gloo's TCP device enforces that GLOO_SOCKET_IFNAME names an interface with an address (and, with
+      // no interface named, that the host name gives a bindable address): a name that exists on no
+      // host or another host's interface name ends init_process_group on every rank of that host.
+      {"gloo_iface_no_address", {"Unable to find address for"}, {}, {}, L::system_config, "interface selection",
+       S::error, R::primary, "Gloo found no address for the interface (or host name) it was told to use",
+       {{"wrong_network_interface", 30}, {"hostname_not_resolvable", 3}}},
       // NCCL's socket transport (and its bootstrap list) spreads connections over every interface it
       // lists; one that exists only on this host (a container veth, a docker/libvirt bridge) or has
       // only an IPv6 link-local address cannot reach the peers, so some connections hang or fail.
@@ -351,6 +357,11 @@ const std::vector<TextCue>& text_cues() {
       {"sigbus", {"Bus error", "SIGBUS", "signal 7 ("}, {}, {}, L::system_config, "shared memory (/dev/shm)",
        S::error, R::primary, "a process died of SIGBUS (a mapped /dev/shm segment could not be backed)",
        {{"container_shm_too_small", 25}}},
+      // PyTorch's DataLoader names "insufficient shared memory (shm)" when a worker dies of SIGBUS; the NCCL
+      // SHM transport of the same container has the same small tmpfs.
+      {"dataloader_shm_insufficient", {"insufficient shared memory (shm)"}, {}, {}, L::system_config,
+       "shared memory (/dev/shm)", S::error, R::primary,
+       "a DataLoader worker ran out of shared memory: /dev/shm is too small", {{"container_shm_too_small", 12}}},
       // ---- POSIX shared memory pulled away: segments that vanish while in use, and systemd-logind
       // sessions of the job's user ending (RemoveIPC=yes deletes that user's segments then)
       {"shm_vanished", {"unlinked", "could not attach", "ATTACH_MISSING", "No such file or directory"},
@@ -495,6 +506,18 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
       if (tok.size() >= 2 && tok.back() == 'G') break;  // the size column is in GiB: large enough
       i = e;
     }
+  }
+  // Ray's object store measures /dev/shm and falls back to /tmp when it "has only N bytes available"; under
+  // 1 GiB that is a container's default tmpfs (no --shm-size / --ipc=host), the one NCCL's SHM segments
+  // live in. A larger figure only means less than Ray wanted.
+  if (const size_t at = indexed.has("/dev/shm has only") ? line.find("/dev/shm has only ") : std::string_view::npos;
+      at != std::string_view::npos) {
+    size_t i = at + std::string_view("/dev/shm has only ").size(), e = i;
+    while (e < line.size() && e - i < 19 && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
+    if (e > i && line.substr(e, 6) == " bytes" && std::strtoull(std::string(line.substr(i, e - i)).c_str(), nullptr, 10) < (1ull << 30))
+      out.push_back(LogCue{"shm_size_reported_small", L::system_config, "shared memory (/dev/shm)", S::warning,
+                           R::primary, "Ray found /dev/shm under 1 GiB (" + std::string(line.substr(i, e - i)) + " bytes)",
+                           {{"container_shm_too_small", 12}}});
   }
   for (const auto& c : text_cues())
     if (matches(c, indexed))

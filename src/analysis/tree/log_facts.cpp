@@ -301,7 +301,9 @@ bool is_distributed_exception(const LineText& line) {
                         "ProcessExitedException", "ProcessRaisedException",
                         // Exceptions about a host resource are the system's, not the script's.
                         "shared memory", "/dev/shm", "Gloo", "gloo", "socket", "resolve", "hostname",
-                        "Address already in use", "Permission denied", "Timed out"})
+                        "Address already in use", "Permission denied", "Timed out",
+                        // monitored_barrier and TORCH_DISTRIBUTED_DEBUG=DETAIL's collective checks
+                        "monitoredBarrier", "send/recv", "CollectiveFingerPrint"})
     if (line.has(k)) return true;
   return false;
 }
@@ -418,7 +420,8 @@ struct Extractor {
     static const Field watchdog_numel("NumelIn=", R"(NumelIn=(\d+), NumelOut=(\d+))");
     // "[PG ID 1 PG GUID 1(tp) Rank 3]" (torch >= 2.4), "[PG 1 (tp) Rank 3]" (2.2-2.3).
     static const Field watchdog_pg("[PG ", R"(\[PG (?:ID )?(\d+))");
-    static const Field mismatch_fields("CollectiveFingerPrint", R"(Rank (\d+) is running collective: CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+))");
+    // The check prints the reporting rank's fingerprint, then the first rank whose fingerprint differs.
+    static const Field mismatch_fields("CollectiveFingerPrint", R"(Rank (\d+) is running collective: CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+)(?:.*?but Rank (\d+) is running collective)?)");
     static const Field tr_rank("local_rank", R"(^\s*rank\s*:\s*(\d+) \(local_rank)");
     static const Field tr_host("host", R"(^\s*host\s*:\s*(\S+))");
     static const Field tr_exit("exitcode", R"(^\s*exitcode\s*:\s*(-?\d+))");
@@ -533,8 +536,9 @@ struct Extractor {
         } else if (timeout_ms.find(lt, &g1)) {
           f.fields = {{"timeout_ms", to_i64(g1)}};
         }
-      } else if (std::string_view(s.id) == "collective_mismatch" && mismatch_fields.find(lt, &g1, &g2, &g3)) {
+      } else if (std::string_view(s.id) == "collective_mismatch" && mismatch_fields.find(lt, &g1, &g2, &g3, &g4)) {
         f.fields = {{"rank", to_int(g1)}, {"seq", to_i64(g2)}, {"op", g3}};
+        if (!g4.empty() && g4.size() < 9) f.fields["other_rank"] = to_int(g4);
         f.subject.seq = to_i64(g2);
       } else if (std::string_view(s.id) == "ibv_enodev" || std::string_view(s.id) == "ibv_unreachable") {
         if (ibv_call.find(lt, &g1)) f.fields = {{"call", g1}};

@@ -571,7 +571,10 @@ LogAnalysis LogAnalyzer::Impl::finish() {
     // Which ranks logged a collective timeout: the silent one is the suspect.
     for (const auto& g : groups)
       if (g.f.subject.rank && (g.f.id == "gloo.timeout" || g.f.id == "pytorch.watchdog.timeout" ||
-                               g.f.id == "pytorch.watchdog.blocking_wait_timeout")) {
+                               g.f.id == "pytorch.watchdog.blocking_wait_timeout" ||
+                               // monitored_barrier (and DETAIL's collective check built on it): the reporter
+                               // waited for the missing ranks, the others reached it and lost the reporter
+                               g.f.id.rfind("c10d.monitored_barrier", 0) == 0)) {
         tc.timed_out.insert(*g.f.subject.rank);
         // Which call it timed out in: the traceback's torch.distributed call
         // (gloo), the watchdog's OpType (NCCL).
@@ -584,7 +587,8 @@ LogAnalysis LogAnalyzer::Impl::finish() {
       tc.known_ranks.insert(*g.f.subject.rank);
       const bool collective = g.f.id == "gloo.peer_closed" || g.f.id.find("remote_error") != std::string::npos ||
                               g.f.id == "pytorch.store.peer_closed" || g.f.id.rfind("gloo.", 0) == 0 ||
-                              g.f.id.rfind("pytorch.watchdog", 0) == 0 || g.f.id.rfind("pytorch.store", 0) == 0;
+                              g.f.id.rfind("pytorch.watchdog", 0) == 0 || g.f.id.rfind("pytorch.store", 0) == 0 ||
+                              g.f.id.rfind("c10d.monitored_barrier", 0) == 0;
       if (collective) tc.collective_failed.insert(*g.f.subject.rank);
       if (g.f.id == "gloo.peer_closed" || g.f.id == "pytorch.store.peer_closed" ||
           g.f.id.find("remote_error") != std::string::npos)

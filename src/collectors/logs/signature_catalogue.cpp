@@ -695,10 +695,11 @@ std::vector<Signature> build() {
   // torch.distributed.monitored_barrier (gloo) names the ranks that did not
   // arrive: rank 0 reports them ("[Rank 0]: Rank 2 failed to pass
   // monitoredBarrier in 10000 ms"; with wait_all_ranks, "Ranks 1, 2 failed
-  // ..."), the others fail after rank 0 gives up. The missing rank skipped the
+  // ..."; TORCH_DISTRIBUTED_DEBUG=DETAIL's collective check raises "[Rank 0]:
+  // Ranks 1 failed ..." for one rank), the others fail after rank 0 gives up. The missing rank skipped the
   // barrier, is stuck before it, or is late: the log cannot tell which.
   b.add("c10d.monitored_barrier_missing", L::framework, S::error, R::primary,
-        R"re(Rank (?P<rank>\d+) failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms)re",
+        R"re(Ranks? (?P<rank>\d+) failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms)re",
         "monitored_barrier: rank {rank} did not reach the barrier within {timeout_ms} ms",
         {{"rank_skips_collective", 8}, {"rank_stuck_in_host_code", 6}, {"straggler_or_timeout_too_short", 4}},
         "The rank that monitored_barrier names never arrived: the odd rank out (skipped the barrier, stuck or late)");

@@ -187,6 +187,52 @@ void watchdog_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out)
   }
 }
 
+// TORCH_DISTRIBUTED_DEBUG=DETAIL checks every collective's fingerprint before
+// running it; on a mismatch each rank raises "Rank R is running collective:
+// <its own>, but Rank S is running collective: <the first that differs>". When
+// one rank issued the odd call, every rank's pair names it (the others name it
+// as S, it names whichever rank it compared with as S): the one rank in every
+// pair, from three or more reporters, is the one that diverged. With two
+// ranks, or two camps, each side is odd to the other and nobody is named.
+void fingerprint_odd_rank(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  auto fs = set.findings_with("pytorch.collective_mismatch");
+  for (const auto* f : set.findings_with("log.collective_mismatch")) fs.push_back(f);
+  std::set<std::pair<int, int>> pairs;
+  const Finding* first = nullptr;
+  for (const auto* f : fs) {
+    const auto r = int_field(f->fields, "rank");
+    const auto o = int_field(f->fields, "other_rank");
+    if (!r || !o || *r == *o) continue;
+    if (pairs.insert({static_cast<int>(*r), static_cast<int>(*o)}).second && (!first || f->order < first->order))
+      first = f;
+  }
+  std::set<int> reporters;
+  for (const auto& [r, o] : pairs) reporters.insert(r);
+  if (reporters.size() < 3) return;
+  std::optional<int> odd;
+  for (int cand : reporters) {
+    const bool in_every = std::all_of(pairs.begin(), pairs.end(),
+                                      [cand](const std::pair<int, int>& p) { return p.first == cand || p.second == cand; });
+    if (!in_every) continue;
+    if (odd) return;  // two candidates: no single rank diverged
+    odd = cand;
+  }
+  if (!odd) return;
+  Hypothesis h;
+  h.cause = "mismatched_collectives";
+  h.culprit.rank = *odd;
+  h.weight = 4;  // the mismatch itself is voted by each line; this names who
+  h.evidence_key = "fingerprint_odd_rank";
+  h.finding_ids = {"tree.fingerprint_odd_rank"};
+  h.why = "the collective fingerprint check of " + std::to_string(reporters.size()) +
+          " ranks names rank " + std::to_string(*odd) + " in every mismatch: it issued the odd call";
+  std::vector<const Evidence*> none;
+  h.derived = derived_finding("tree.fingerprint_odd_rank", Layer::framework, Severity::error, h.why, h.culprit, none);
+  h.derived->provenance = first->provenance;
+  h.order = first->order;
+  out.push_back(std::move(h));
+}
+
 // Gloo builds its full mesh in init_process_group through the store: each
 // rank publishes its address under a key that ends in its rank
 // ("/default_pg/0//cpu//0/2") and waits for every other rank's. "wait timeout

@@ -12,6 +12,8 @@ const std::vector<RuleInfo>& all_rules() {
        rules::watchdog_without_error},
       {"watchdog_disagreement", "ranks' watchdog timeouts at one sequence number name different ops or sizes",
        rules::watchdog_disagreement},
+      {"fingerprint_odd_rank", "the rank every DETAIL fingerprint mismatch names issued the odd collective",
+       rules::fingerprint_odd_rank},
       {"store_key_never_set", "ranks gave up waiting for one rank's gloo address key: it never reached init",
        rules::store_key_never_set},
       {"socket_ifname", "NCCL_SOCKET_IFNAME that matched nothing; bootstrap on a host-local bridge", rules::socket_ifname},
