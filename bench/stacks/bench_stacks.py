@@ -123,6 +123,8 @@ def main():
     ap.add_argument("--py-spy", default=None, help="py-spy binary (default: BUILD/pyspy-venv/bin/py-spy, then PATH)")
     ap.add_argument("--python", default="/usr/bin/python3", help="interpreter of the Python rank")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--compare", default=None,
+                    help="another ccdiag binary (an earlier build) run in the same interleaved rounds, warm cache")
     a = ap.parse_args()
     ccdiag = os.path.join(a.build, "ccdiag")
     target_bin = os.path.join(a.build, "test-programs", "many_threads")
@@ -148,6 +150,9 @@ def main():
                 "ccdiag (cold cache)": ([ccdiag, "stacks", str(pid), "--json", "--symbol-cache", cold_dir], empty_cold),
                 "ccdiag --no-symbol-cache": ([ccdiag, "stacks", str(pid), "--json", "--no-symbol-cache"], None),
             }
+            if a.compare:
+                tools["ccdiag --compare (warm cache)"] = (
+                    [a.compare, "stacks", str(pid), "--json", "--symbol-cache", warm_dir], None)
             if shutil.which("eu-stack"):
                 tools["eu-stack -p"] = (["eu-stack", "-p", str(pid)], None)
             if shutil.which("gdb"):
@@ -172,6 +177,9 @@ def main():
                     "ccdiag (cold cache)": ([ccdiag, "stacks", str(pid), "--json", "--symbol-cache", cold_dir],
                                             empty_cold),
                 }
+                if a.compare:
+                    tools["ccdiag --compare (warm cache)"] = (
+                        [a.compare, "stacks", str(pid), "--json", "--symbol-cache", warm_dir], None)
                 if py_spy:
                     tools["py-spy dump"] = ([py_spy, "dump", "--pid", str(pid)], None)
                     tools["py-spy dump --native"] = ([py_spy, "dump", "--native", "--pid", str(pid)], None)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ostream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -104,6 +105,43 @@ void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, cons
   }
 }
 
+// Ranks of different jobs on this host are counted apart (census.cpp); the
+// census lines of each job are prefixed with it, and its findings carry it.
+Census census_of(const std::vector<ProcessStacks>& procs, const std::map<int64_t, RankProcess>& rank_of) {
+  std::map<std::string, std::vector<ProcessStacks>> by_job;
+  for (const auto& p : procs) {
+    const auto it = rank_of.find(p.pid);
+    by_job[it == rank_of.end() ? std::string() : rank_job_key(it->second.env)].push_back(p);
+  }
+  if (by_job.size() <= 1) return run_census(procs);
+  Census census;
+  for (auto& [job, ps] : by_job) {
+    Census c = run_census(ps);
+    for (auto& line : c.lines) census.lines.push_back("job " + (job.empty() ? std::string("?") : job) + ": " + line);
+    for (auto& f : c.findings) {
+      f.fields["job"] = job;
+      census.findings.push_back(std::move(f));
+    }
+    for (auto& g : c.groups) census.groups.push_back(std::move(g));
+    for (auto& o : c.odd) census.odd.push_back(std::move(o));
+  }
+  return census;
+}
+
+// The command's whole output: `procs_json` is `procs` as JSON (kept as the
+// capture produced it rather than converted back: 100 threads' frames cost ms).
+std::string render(bool json, const std::string& host, nlohmann::json errors, nlohmann::json procs_json,
+                   const std::vector<ProcessStacks>& procs, const Census& census) {
+  if (json) {
+    nlohmann::json j{{"schema_version", 1}, {"host", host}, {"errors", std::move(errors)}, {"census", to_json(census)}};
+    j["processes"] = std::move(procs_json);  // moved, not copied by an initializer list
+    return json_text(std::move(j)) + '\n';
+  }
+  std::ostringstream out;
+  print_text(out, procs, census);
+  return out.str();
+}
+
 int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   const SysRoot root = ctx.global.sysroot();
   if (!root.is_live()) {
@@ -155,7 +193,33 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   const auto progress = pids.size() >= 2 ? measure_main_thread_progress(root, pids, std::chrono::milliseconds(250))
                                          : std::map<int64_t, ThreadProgress>{};
   std::vector<ProbeSpec> specs;
-  for (int64_t pid : pids) {
+  // One process (a single pid, the on-call's usual call): the capture child
+  // writes the whole output itself, so the result is not built as JSON, parsed
+  // back and dumped again in the parent (~7 ms of a ~25 ms capture). Several
+  // processes need the parent's census over all of them.
+  const bool child_renders = pids.size() == 1;
+  if (child_renders) {
+    const int64_t pid = pids.front();
+    const bool json = opts.output.json;
+    ProbeSpec spec{"stacks " + std::to_string(pid),
+                   std::chrono::milliseconds(static_cast<int64_t>(ctx.global.timeout_s * 1000)), {}};
+    // The output behind one byte: 'P' when some thread could not be captured (exit 3), else 'C'.
+    spec.text_probe = [pid, json, &root, &so, &host, &rank_of]() -> Result<std::string> {
+      auto r = collect_process_stacks(root, pid, so);
+      if (!r) return r.error();
+      std::vector<ProcessStacks> procs;
+      procs.push_back(std::move(*r));
+      ProcessStacks& p = procs.front();
+      p.host = host;
+      if (auto it = rank_of.find(pid); it != rank_of.end()) p.rank = it->second.rank;
+      nlohmann::json procs_json = nlohmann::json::array();
+      procs_json.push_back(p);
+      const char state = p.problems.empty() ? 'C' : 'P';
+      return state + render(json, host, nlohmann::json::array(), std::move(procs_json), procs, census_of(procs, rank_of));
+    };
+    specs.push_back(std::move(spec));
+  }
+  for (int64_t pid : child_renders ? std::vector<int64_t>{} : pids) {
     specs.push_back(ProbeSpec{"stacks " + std::to_string(pid),
                               std::chrono::milliseconds(static_cast<int64_t>(ctx.global.timeout_s * 1000)),
                               [pid, &root, &so] {
@@ -169,6 +233,11 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   }
   // One child per process, all at once: N ranks take about as long as one.
   auto outcomes = run_probes_isolated(specs);
+  if (child_renders && outcomes.front().availability.is_ok() && !outcomes.front().text.empty()) {
+    const std::string& t = outcomes.front().text;
+    ctx.out.write(t.data() + 1, static_cast<std::streamsize>(t.size() - 1));
+    return t.front() == 'P' ? kExitPartial : kExitHealthy;
+  }
   std::vector<ProcessStacks> procs;
   // The children's JSON, printed as it came (plus host and rank) rather than
   // rebuilt from `procs`: converting 100 threads' frames back costs ms.
@@ -199,35 +268,7 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
     procs.push_back(std::move(p));
     procs_json.push_back(std::move(pj));
   }
-  // Ranks of different jobs on this host are counted apart (census.cpp); the
-  // census lines of each job are prefixed with it, and its findings carry it.
-  std::map<std::string, std::vector<ProcessStacks>> by_job;
-  for (const auto& p : procs) {
-    const auto it = rank_of.find(p.pid);
-    by_job[it == rank_of.end() ? std::string() : rank_job_key(it->second.env)].push_back(p);
-  }
-  Census census;
-  if (by_job.size() <= 1) {
-    census = run_census(procs);
-  } else {
-    for (auto& [job, ps] : by_job) {
-      Census c = run_census(ps);
-      for (auto& line : c.lines) census.lines.push_back("job " + (job.empty() ? std::string("?") : job) + ": " + line);
-      for (auto& f : c.findings) {
-        f.fields["job"] = job;
-        census.findings.push_back(std::move(f));
-      }
-      for (auto& g : c.groups) census.groups.push_back(std::move(g));
-      for (auto& o : c.odd) census.odd.push_back(std::move(o));
-    }
-  }
-  if (opts.output.json) {
-    nlohmann::json j{{"schema_version", 1}, {"host", host}, {"errors", errors}, {"census", to_json(census)}};
-    j["processes"] = std::move(procs_json);  // moved, not copied by an initializer list
-    ctx.out << json_text(std::move(j)) << '\n';
-  } else {
-    print_text(ctx.out, procs, census);
-  }
+  ctx.out << render(opts.output.json, host, errors, std::move(procs_json), procs, census_of(procs, rank_of));
   if (procs.empty()) return kExitUsage;
   bool partial = !errors.empty();
   for (const auto& p : procs) partial |= !p.problems.empty();

@@ -82,10 +82,18 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
       // this child holds no other probe's pipe open and EOF stays reliable.
       std::string payload;
       try {
-        // Moved in, not copied by an initializer list (a stacks result is ~0.25 MB of JSON).
-        nlohmann::json result;
-        result["ok"] = specs[i].probe();
-        payload = result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        if (specs[i].text_probe) {
+          // A leading byte no JSON document starts with: 'T' text, 'E' error message; a
+          // trailing EOT so that a cut write reads as no result, as cut JSON does.
+          auto r = specs[i].text_probe();
+          payload = r ? "T" + std::move(*r) : "E" + r.error().one_line();
+          payload += '\x04';
+        } else {
+          // Moved in, not copied by an initializer list (a stacks result is ~0.25 MB of JSON).
+          nlohmann::json result;
+          result["ok"] = specs[i].probe();
+          payload = result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        }
       } catch (const std::exception& e) {
         payload = nlohmann::json{{"error", e.what()}}.dump();
       }
@@ -162,6 +170,16 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
     if (WIFSIGNALED(status)) {
       out[i].availability =
           Availability::error(specs[i].name + ": probe died with signal " + std::to_string(WTERMSIG(status)));
+      continue;
+    }
+    if (specs[i].text_probe && k.buf.size() >= 2 && (k.buf[0] == 'T' || k.buf[0] == 'E') && k.buf.back() == '\x04') {
+      if (k.buf[0] == 'E') {  // the probe ran and reports why it has no result, as a JSON probe's {"error"}
+        out[i].value = nlohmann::json{{"error", k.buf.substr(1, k.buf.size() - 2)}};
+        out[i].availability = Availability::ok();
+        continue;
+      }
+      out[i].text = k.buf.substr(1, k.buf.size() - 2);
+      out[i].availability = Availability::ok();
       continue;
     }
     auto parsed = nlohmann::json::parse(k.buf, nullptr, /*allow_exceptions=*/false);

@@ -8,6 +8,10 @@ Not a CTest (about 40 s a job on 2 cores): a development check whose table
 goes into docs/torch-jobs.md.
 
     CCDIAG_BIN=build/ccdiag python3 tests/torch/culprit_sweep.py [--culprits 1,3] [--timeout 12] [SCENARIO...]
+    CCDIAG_BIN=build/ccdiag python3 tests/torch/culprit_sweep.py --live [SCENARIO...]
+
+--live reads the scenarios that hang (the class's `live`) with `ccdiag diagnose` while they hang, as
+the CTest does (40 s collective timeout, so the capture fits in the hang), instead of post-mortem.
 
 Each row: scenario, culprit, what the logs and the dumps said, and whether
 that is what the scenario's class accepts (its causes, and the culprit where
@@ -44,6 +48,16 @@ def judge(doc, causes, culprit, may_name, ambiguous):
     return f"{cause} r{rank} {conf}", ok
 
 
+def one_live(cls, culprit):
+    with TorchJob(cls.scenario, culprit=culprit, tee=cls.tee) as job:
+        job.wait_ready(cls.ready_ranks)
+        doc, _ = run_json(["--timeout", T.LIVE_TIMEOUT, "diagnose"], timeout=120)
+        cls.job = job
+        cls.after_live()
+        job.wait_end(timeout=150)
+        return [judge(doc, cls.causes, culprit, cls.live_culprit, False), ("", True)]
+
+
 def one(cls, culprit, timeout_s):
     with TorchJob(cls.scenario, timeout_s=timeout_s, culprit=culprit, tee=cls.tee) as job:
         job.wait_ready(cls.ready_ranks)
@@ -65,21 +79,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--culprits", default="1,3")
     ap.add_argument("--timeout", type=float, default=12)
+    ap.add_argument("--live", action="store_true", help="diagnose the hanging scenarios live")
     ap.add_argument("scenarios", nargs="*")
     a = ap.parse_args()
     todo = classes()
-    names = a.scenarios or sorted(todo)
+    names = a.scenarios or sorted(n for n, c in todo.items() if c.live or not a.live)
     total = right = 0
-    print(f"{'scenario':18} {'culprit':7} {'logs verdict':45} {'fr verdict':45}")
+    print(f"{'scenario':18} {'culprit':7} {'live verdict' if a.live else 'logs verdict':45} "
+          f"{'' if a.live else 'fr verdict':45}")
     for name in names:
         for culprit in [int(x) for x in a.culprits.split(",")]:
             try:
-                (lv, lok), (fv, fok) = one(todo[name], culprit, a.timeout)
+                (lv, lok), (fv, fok) = (one_live(todo[name], culprit) if a.live
+                                        else one(todo[name], culprit, a.timeout))
             except AssertionError as e:
                 print(f"{name:18} {culprit:<7} job failed: {str(e).splitlines()[0][:80]}")
                 continue
-            total += 2
-            right += lok + fok
+            total += 1 if a.live else 2
+            right += lok + (0 if a.live else fok)
             mark = lambda ok: "" if ok else "  <-- WRONG"
             print(f"{name:18} {culprit:<7} {lv + mark(lok):45} {fv + mark(fok):45}", flush=True)
     print(f"\n{right}/{total} readings as the scenario's class accepts")

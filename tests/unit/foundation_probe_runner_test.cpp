@@ -61,6 +61,30 @@ TEST_CASE("concurrent probes take the longest deadline, not the sum") {
   CHECK(outs[4].availability.is_ok());
 }
 
+TEST_CASE("a text probe's output crosses as bytes; its error as {error}; no result is an error") {
+  std::string big(300000, 'x');
+  big += "\"quotes\" \\ and \x04 and \n newlines\xff";  // bytes JSON would have to escape or repair
+  std::vector<ProbeSpec> specs(3);
+  specs[0].name = "text";
+  specs[0].deadline = seconds(5);
+  specs[0].text_probe = [&big]() -> Result<std::string> { return big; };
+  specs[1].name = "fails";
+  specs[1].deadline = seconds(5);
+  specs[1].text_probe = []() -> Result<std::string> { return make_error("ptrace: EPERM", "pid 1"); };
+  specs[2].name = "cut";
+  specs[2].deadline = seconds(5);
+  specs[2].text_probe = []() -> Result<std::string> {
+    ::_exit(0);  // a child that ends without writing its result
+  };
+  auto outs = run_probes_isolated(specs);
+  REQUIRE(outs[0].availability.is_ok());
+  CHECK(outs[0].text == big);
+  REQUIRE(outs[1].availability.is_ok());
+  CHECK(outs[1].text.empty());
+  CHECK(outs[1].value.value("error", "").find("EPERM") != std::string::npos);
+  CHECK_FALSE(outs[2].availability.is_ok());
+}
+
 TEST_CASE("Deadline slices never exceed what is left") {
   Deadline d(milliseconds(100));
   CHECK(d.slice(seconds(10)) <= milliseconds(100));
