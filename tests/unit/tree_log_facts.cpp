@@ -290,3 +290,55 @@ TEST_CASE("log facts: pasted blocks and line-start patterns are read behind a sh
                            "> KeyError: 'labels'\n");
   CHECK(exc.findings_with("log.python_exception").size() == 1);
 }
+
+TEST_CASE("log facts: a bootstrap failure is a message, not a source path that contains 'bootstrap'",
+          "[tree][logfacts]") {
+  // NVSHMEM propagates status codes with the file that passed them on; the
+  // directory and file names say nothing about reaching the rendezvous.
+  const auto nvshmem = extract(
+      "/ws/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:90: non-zero status: -6 "
+      "/ws/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:496: non-zero status: -6 init failed\n");
+  CHECK(nvshmem.findings_with("log.bootstrap_failed").empty());
+  // NCCL's own bootstrap WARN (file name without a directory) and a message that says it are failures.
+  CHECK(extract("host:1:2 [0] bootstrap.cc:72 NCCL WARN Bootstrap : no socket interface found; init failed\n")
+            .findings_with("log.bootstrap_failed")
+            .size() == 1);
+  CHECK(extract("[E] bootstrap root /ws/x.cpp:10 connect timed out\n").findings_with("log.bootstrap_failed").size() ==
+        1);
+}
+
+TEST_CASE("pasted blocks: nvidia-smi topo -m counts GPU pairs over NVLink and over PCIe", "[tree][facts]") {
+  const auto pcie = extract(
+      "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tPXB\tSYS\tSYS\t0-27,56-83\t0\n"
+      "GPU1\tPXB\t X \tSYS\tSYS\t0-27,56-83\t0\n"
+      "GPU2\tSYS\tSYS\t X \tPIX\t28-55,84-111\t1\n"
+      "GPU3\tSYS\tSYS\tPIX\t X \t28-55,84-111\t1\n"
+      "\n"
+      "Legend:\n");
+  auto fs = pcie.findings_with("log.gpu_topology");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0]->role == FindingRole::context);
+  CHECK(fs[0]->fields["gpus"] == 4);
+  CHECK(fs[0]->fields["nics"] == 0);
+  CHECK(fs[0]->fields["pcie_pairs"] == 6);  // each pair once
+  CHECK(fs[0]->fields["nvlink_pairs"] == 0);
+  CHECK(fs[0]->provenance[0].line == 1);
+  // NVLink pairs and NIC columns (spaces, as copied from a terminal).
+  const auto mixed = extract(
+      "        GPU0    GPU1    GPU2    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID\n"
+      "GPU0     X      NV4     NODE    PIX     0-95    0               N/A\n"
+      "GPU1    NV4      X      NODE    PIX     0-95    0               N/A\n"
+      "GPU2    NODE    NODE     X      SYS     0-95    0               N/A\n"
+      "NIC0    PIX     PIX     SYS      X\n");
+  fs = mixed.findings_with("log.gpu_topology");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0]->fields["gpus"] == 3);
+  CHECK(fs[0]->fields["nics"] == 1);
+  CHECK(fs[0]->fields["nvlink_pairs"] == 1);
+  CHECK(fs[0]->fields["pcie_pairs"] == 2);
+  // A header alone, or rows cut short, count nothing they do not show.
+  CHECK(extract("GPU0\tGPU1\tCPU Affinity\nGPU0\t X\n").findings_with("log.gpu_topology").size() == 1);
+  CHECK(extract("GPU0 GPU1 CPU Affinity\n").findings_with("log.gpu_topology")[0]->fields["pcie_pairs"] == 0);
+  CHECK(extract("GPU utilisation 0% CPU Affinity\n").findings_with("log.gpu_topology").empty());
+}

@@ -414,6 +414,23 @@ NextStep probe_for(Layer layer) {
   return {};
 }
 
+// Where to look first when nothing names a cause: a pasted GPU topology
+// (nvidia-smi topo -m) of one host with GPU pairs that peer over PCIe only.
+// Intra-node P2P over PCIe is the path ACS, the IOMMU or a driver's P2P
+// support decide, so a job that fails or hangs there is first checked in the
+// hardware layer. A matrix with NIC columns is pasted for the network path
+// (GPUDirect RDMA affinity) and points nowhere by itself.
+std::optional<NextStep> pcie_p2p_lean(const std::vector<Finding>& findings) {
+  for (const auto& f : findings) {
+    if (f.id != "log.gpu_topology" || !f.fields.is_object()) continue;
+    if (f.fields.value("nics", 0) == 0 && f.fields.value("pcie_pairs", 0) > 0)
+      return NextStep{"The pasted topology has GPU pairs that peer over PCIe only: test P2P between them (a hang or "
+                      "wrong data that NCCL_P2P_DISABLE=1 avoids points at ACS, the IOMMU or the driver)",
+                      "p2pBandwidthLatencyTest; sudo lspci -vvv | grep -i acsctl; cat /proc/cmdline  # iommu=?"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Report decide(const EvidenceSet& input, const DecideOptions& options) {
@@ -703,6 +720,11 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     if (best) v.culprit = best->culprit;
     // Where the failure evidence points, when it points at one layer.
     v.layer = pointed_layer(findings, scores);
+    const auto p2p_lean = v.layer ? std::nullopt : pcie_p2p_lean(findings);
+    if (p2p_lean) {
+      v.layer = Layer::hardware;
+      report.next_steps.push_back(*p2p_lean);
+    }
     const std::string where = v.layer ? " The failure evidence points at the " + std::string(to_string(*v.layer)) +
                                             " layer."
                                       : std::string();
@@ -752,6 +774,12 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
     v.confidence = 0.1;
     v.summary = "Nothing in the inputs reports a failure, but nothing checked a layer and found it healthy either "
                 "(logs alone cannot show health).";
+    if (const auto p2p_lean = pcie_p2p_lean(findings)) {
+      v.layer = Layer::hardware;
+      v.summary += " The pasted topology has GPU pairs that peer over PCIe only: if the job hangs or corrupts data "
+                   "between them, look first at P2P over PCIe (hardware layer).";
+      report.next_steps.push_back(*p2p_lean);
+    }
     report.next_steps.push_back(NextStep{"Collect a bundle on every host of the job (probes check each layer)",
                                          "ccdiag collect --out ~/ccdiag-$(hostname); ccdiag diagnose <all bundles>"});
     report.next_steps.push_back(probe_for(Layer::nccl));

@@ -99,6 +99,11 @@ struct Signal {
   const char* summary;
   std::vector<CauseSupport> supports;
   std::vector<std::string_view> any2 = {};   // and at least one of these (when non-empty)
+  // `any` counts only outside file paths: "bootstrap" in NVSHMEM's
+  // ".../modules/bootstrap/uid/bootstrap_uid.cpp:90: non-zero status: -6"
+  // names the file that propagated a status code, not a failure to reach
+  // the rendezvous (NCCL's own "bootstrap.cc:72 NCCL WARN ..." has no '/').
+  bool any_outside_paths = false;
 };
 
 // Mechanisms, not wordings: each entry names the failing mechanism and is
@@ -198,7 +203,7 @@ const std::vector<Signal>& signals() {
        S::error, R::primary,
        "ranks could not reach the rendezvous / bootstrap root",
        {{"bootstrap_unreachable", 40}, {"firewall_blocked_ports", 2}, {"hostname_resolves_to_loopback", 2}},
-       {"timed out", "Timed out", "timeout", "Timeout", "failed", "Failed", "refused", "unreachable"}},
+       {"timed out", "Timed out", "timeout", "Timeout", "failed", "Failed", "refused", "unreachable"}, true},
       // torchelastic's rendezvous did not gather --nnodes agents before its
       // join timeout: this agent reached the endpoint (it waited there); the
       // others never came (not started, started late, another --rdzv-id or
@@ -279,10 +284,26 @@ const std::vector<Signal>& signals() {
   return table;
 }
 
+// Whether `needle` occurs in `line` other than inside a whitespace-delimited
+// token that contains a '/' (a file path).
+bool has_outside_paths(const LineText& line, std::string_view needle) {
+  if (!line.has(needle)) return false;
+  const std::string_view t = line.text();
+  for (size_t at = t.find(needle); at != std::string_view::npos; at = t.find(needle, at + 1)) {
+    size_t b = at, e = at + needle.size();
+    while (b > 0 && t[b - 1] != ' ' && t[b - 1] != '\t') --b;
+    while (e < t.size() && t[e] != ' ' && t[e] != '\t') ++e;
+    if (t.substr(b, e - b).find('/') == std::string_view::npos) return true;
+  }
+  return false;
+}
+
 bool signal_matches(const Signal& s, const LineText& line) {
   for (std::string_view a : s.all)
     if (!line.has(a)) return false;
-  if (!s.any.empty() && std::none_of(s.any.begin(), s.any.end(), [&](std::string_view a) { return line.has(a); }))
+  if (!s.any.empty() && std::none_of(s.any.begin(), s.any.end(), [&](std::string_view a) {
+        return s.any_outside_paths ? has_outside_paths(line, a) : line.has(a);
+      }))
     return false;
   for (std::string_view n : s.none)
     if (line.has(n)) return false;

@@ -119,7 +119,68 @@ void PastedBlocks::close_stack() {
   frames_.clear();
 }
 
+namespace {
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const size_t b = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
+bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool gpu_label(std::string_view t) {
+  return t.size() > 3 && starts(t, "GPU") &&
+         std::all_of(t.begin() + 3, t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+}  // namespace
+
 void PastedBlocks::line(std::string_view text, int64_t lineno) {
+  // ---- nvidia-smi topo -m: "\tGPU0\tGPU1\t...\tNIC0\tCPU Affinity\t..." then one row per device
+  if (has(text, "GPU0") && has(text, "CPU Affinity")) {
+    topo_columns_.clear();
+    for (auto t : split_ws(text)) {
+      if (t == "CPU") break;
+      if (topo_columns_.size() < 256) topo_columns_.emplace_back(t);
+    }
+    if (topo_columns_.size() < 2 || !gpu_label(topo_columns_[0])) {
+      topo_columns_.clear();
+    } else if (!topo_seen_) {
+      topo_seen_ = true;
+      topo_line_ = lineno;
+      for (const auto& c : topo_columns_) (gpu_label(c) ? topo_gpus_ : topo_nics_) += 1;
+    }
+    return;
+  }
+  if (!topo_columns_.empty()) {
+    const auto cells = split_ws(text);
+    if (cells.size() > topo_columns_.size() && gpu_label(cells[0]) && topo_line_ > 0) {
+      // Row GPUi: its cells against the GPU columns after it (each pair once).
+      const std::string row(cells[0]);
+      bool after = false;
+      for (size_t c = 0; c < topo_columns_.size(); ++c) {
+        if (topo_columns_[c] == row) { after = true; continue; }
+        if (!after || !gpu_label(topo_columns_[c])) continue;
+        const std::string_view v = cells[c + 1];
+        if (starts(v, "NV")) ++topo_nvlink_pairs_;
+        else if (v == "PIX" || v == "PXB" || v == "PHB" || v == "NODE" || v == "SYS" || v == "SOC") ++topo_pcie_pairs_;
+      }
+      return;
+    }
+    // NIC rows and the legend end nothing that matters; a line of no cells closes the block.
+    if (cells.empty() || (!gpu_label(cells[0]) && !starts(cells[0], "NIC") && !starts(cells[0], "mlx") &&
+                          cells[0] != "Legend:"))
+      topo_columns_.clear();
+    else if (!gpu_label(cells[0]))
+      return;
+  }
   // ---- setpci reads of the ACS control register: "setpci -s 03:00.0 ecap_acs+6.w" (or PLX's "f2a.w"),
   // one value per bridge on the lines after it. A write ("...=0000") is someone disabling ACS.
   {
@@ -241,6 +302,24 @@ void PastedBlocks::finish(const std::string& source, const std::string& host, Ev
             " PCIe bridge(s) read with setpci (non-zero ACS control): peer-to-peer TLPs are redirected to the root "
             "complex",
         acs_first_enabled_->lineno, acs_first_enabled_->text, {{"pcie_acs_p2p_blocked", 10}});
+  if (topo_seen_ && topo_gpus_ >= 2) {
+    Finding f;
+    f.id = "log.gpu_topology";
+    f.layer = Layer::hardware;
+    f.severity = Severity::info;
+    f.role = FindingRole::context;
+    f.summary = "pasted nvidia-smi topo -m: " + std::to_string(topo_gpus_) + " GPU(s), " +
+                std::to_string(topo_nics_) + " NIC column(s); GPU pairs over NVLink " +
+                std::to_string(topo_nvlink_pairs_) + ", over PCIe only " + std::to_string(topo_pcie_pairs_);
+    if (!host.empty()) f.subject.host = host;
+    f.provenance.push_back(Provenance{source, topo_line_, "nvidia-smi topo -m"});
+    f.order = topo_line_;
+    f.fields = {{"gpus", topo_gpus_},
+                {"nics", topo_nics_},
+                {"nvlink_pairs", topo_nvlink_pairs_},
+                {"pcie_pairs", topo_pcie_pairs_}};
+    set.findings.push_back(std::move(f));
+  }
   if (fm_failed_)
     add("log.fabric_manager_failed", Layer::system_config,
         "the NVIDIA fabric manager service failed or is not running (NVSwitch fabric not set up)", fm_failed_->lineno,

@@ -20,6 +20,11 @@
 //     path of a collective launch (ncclLaunchKernel, ncclStrongStream*,
 //     ncclGroupEnd, ncclEnqueueCheck) is inside the library, not waiting for
 //     a peer -> log.stack_in_nccl_launch.
+//   nvidia-smi topo -m: the matrix's GPU-to-GPU cells (NV# = NVLink; PIX,
+//     PXB, PHB, NODE, SYS = PCIe through switches, host bridge or CPU
+//     interconnect) and whether NICs are columns too -> log.gpu_topology
+//     (context: which GPU pairs peer over PCIe, the path ACS, the IOMMU or
+//     a driver's P2P support decide).
 //
 // Pure and streaming: one line at a time, findings at finish().
 #pragma once
@@ -64,6 +69,11 @@ class PastedBlocks {
   int64_t frames_line_ = 0;
   void close_stack();
   std::optional<Hit> in_nccl_launch_;  // "ncclLaunchKernel <- ncclGroupEnd" and the first frame's line
+  // nvidia-smi topo -m: the header's device columns while its rows are read.
+  std::vector<std::string> topo_columns_;
+  int64_t topo_line_ = 0;
+  int topo_gpus_ = 0, topo_nics_ = 0, topo_nvlink_pairs_ = 0, topo_pcie_pairs_ = 0;
+  bool topo_seen_ = false;
 };
 
 }  // namespace ccdiag
