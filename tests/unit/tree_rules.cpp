@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/tree/decision_tree.hpp"
+#include "analysis/tree/log_facts.hpp"
 #include "analysis/tree/rules/rules.hpp"
 #include "tree_helpers.hpp"
 
@@ -223,4 +224,51 @@ TEST_CASE("skew audit: settings that only change NCCL's reporting are no skew", 
                                                                 {"NCCL_PROTO", "Simple"}}
                                               : nlohmann::json{{"NCCL_PROTO", "Simple"}}));
   CHECK(run_rule(rules::skew_audit, set).empty());
+}
+
+TEST_CASE("coll rule: ranks whose COLL lines differ at one opCount issued mismatched collectives", "[tree][rules]") {
+  // NCCL_DEBUG_SUBSYS=COLL lines as src/enqueue.cc prints them, one log per rank (grep -r prefixes),
+  // with the init lines that give each comm pointer its rank and the shared commId.
+  auto rank_log = [](int rank, const char* ptr, const char* bcast_count, const char* dtype) {
+    const std::string pid = std::to_string(100 + rank);
+    const std::string pfx = "rank" + std::to_string(rank) + ".log:node1:" + pid + ":" + pid + " [" +
+                            std::to_string(rank) + "] NCCL INFO ";
+    return pfx + "comm " + ptr + " rank " + std::to_string(rank) + " nranks 3 cudaDev " + std::to_string(rank) +
+           " nvmlDev 0 busId 1000 commId 0xabc - Init COMPLETE\n" + pfx + "AllReduce: opCount 0 sendbuff 0x1 recvbuff "
+           "0x1 count 1024 datatype 7 op 0 root 0 comm " + ptr + " [nranks=3] stream 0x5\n" + pfx +
+           "Broadcast: opCount 1 sendbuff 0x1 recvbuff 0x1 count " + bcast_count + " datatype " + dtype +
+           " op 0 root 0 comm " + ptr + " [nranks=3] stream 0x5\n";
+  };
+  EvidenceSet set;
+  extract_log_facts(rank_log(0, "0x7f00", "53", "4"), "r0.log", "", set);
+  extract_log_facts(rank_log(1, "0x7f10", "53", "4"), "r1.log", "", set);
+  extract_log_facts(rank_log(2, "0x7f20", "25503912", "6"), "r2.log", "", set);
+  REQUIRE(set.of_kind("log.coll_calls").size() == 3);
+  CHECK(set.of_kind("log.coll_calls")[0]->data["comm"] == "0xabc");
+  auto hs = run_rule(rules::coll_disagreement, set);
+  REQUIRE(hs.size() == 1);
+  CHECK(hs[0].cause == "mismatched_collectives");
+  CHECK(hs[0].culprit.rank == 2);  // one against two: the odd rank out
+  CHECK(hs[0].why.find("opCount 1") != std::string::npos);
+  REQUIRE(hs[0].derived);
+  CHECK(hs[0].derived->layer == Layer::framework);
+
+  // Same calls everywhere, or point-to-point calls whose counts differ by design: nothing.
+  EvidenceSet same;
+  for (int r = 0; r < 3; ++r) extract_log_facts(rank_log(r, "0x7f00", "53", "4"), "r.log", "", same);
+  CHECK(run_rule(rules::coll_disagreement, same).empty());
+  EvidenceSet p2p;
+  extract_log_facts("h:1:1 [0] NCCL INFO Send: opCount 2 sendbuff 0x1 recvbuff (nil) count 10 datatype 7 op 0 root 1 "
+                    "comm 0x1 [nranks=2] stream 0x5\n", "a.log", "", p2p);
+  extract_log_facts("h:2:2 [1] NCCL INFO Recv: opCount 2 sendbuff (nil) recvbuff 0x1 count 99 datatype 7 op 0 root 0 "
+                    "comm 0x2 [nranks=2] stream 0x5\n", "b.log", "", p2p);
+  CHECK(p2p.of_kind("log.coll_calls").size() == 2);
+  CHECK(run_rule(rules::coll_disagreement, p2p).empty());
+  // Two ranks of different communicators (sizes) are never compared.
+  EvidenceSet other;
+  extract_log_facts("h:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 10 datatype 7 op 0 "
+                    "root 0 comm 0x1 [nranks=2] stream 0x5\n", "a.log", "", other);
+  extract_log_facts("h:2:2 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 99 datatype 7 op 0 "
+                    "root 0 comm 0x2 [nranks=4] stream 0x5\n", "b.log", "", other);
+  CHECK(run_rule(rules::coll_disagreement, other).empty());
 }

@@ -351,6 +351,23 @@ struct Extractor {
   std::optional<std::pair<int64_t, std::string>> qp_unreached;  // line, text
   // Communicator identity (NCCL's commId, else its size) by process, and commId by comm pointer.
   std::map<std::string, std::string> current_comm, comm_id_of_ptr;
+  // NCCL_DEBUG_SUBSYS=COLL calls per (process, comm pointer): the first
+  // kMaxCollOps of each and how far it got, so a rule can line ranks up
+  // opCount by opCount (log.coll_calls). Bounded whatever the log's size.
+  struct CommCalls {
+    LineWho who;
+    int64_t lineno = 0;
+    std::string text;
+    std::string ptr;
+    int nranks = 0;
+    std::optional<int> rank;
+    nlohmann::json ops = nlohmann::json::array();  // [opCount, func, count, datatype, op, root]
+    int64_t last_op = -1;
+    size_t calls = 0;
+  };
+  static constexpr size_t kMaxCollOps = 64, kMaxCollComms = 1024;
+  std::map<std::string, CommCalls> coll_calls;           // proc|ptr -> calls
+  std::map<std::string, int> rank_of_ptr;                // proc|ptr -> rank from the init line
   static std::string proc_key(const LineWho& w) { return w.host + ":" + (w.pid ? std::to_string(*w.pid) : ""); }
   static constexpr size_t kMaxMarkers = 8;
   size_t markers = 0;
@@ -476,10 +493,38 @@ struct Extractor {
     // The comm whose set-up lines come now, per process: channel lines carry
     // the comm's own ranks, so the rules keep communicators apart.
     if (comm_line.find(lt, &g1, &g2, &g3)) {
+      rank_of_ptr[proc_key(w) + "|" + g1] = to_int(g2);
       std::string id;
       if (comm_id.find(lt, &id)) comm_id_of_ptr[g1] = id;
       else if (auto it = comm_id_of_ptr.find(g1); it != comm_id_of_ptr.end()) id = it->second;
       current_comm[proc_key(w)] = !id.empty() ? id : "nranks:" + g3;
+    }
+    // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
+    static const Field coll(": opCount ", R"((\w+): opCount ([0-9a-fA-F]+) sendbuff \S+ recvbuff \S+ count (\d+) datatype (\d+) op (\d+) root (-?\d+) comm (0x[0-9a-fA-F]+) \[nranks=(\d+)\])");
+    if (lt.has(": opCount ")) {
+      std::string func, opc, cnt, dt, op, root, ptr, nr;
+      if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), coll.re(), &func, &opc, &cnt, &dt, &op, &root,
+                            &ptr, &nr)) {
+        const std::string key = proc_key(w) + "|" + ptr;
+        auto it = coll_calls.find(key);
+        if (it == coll_calls.end() && coll_calls.size() < kMaxCollComms) {
+          it = coll_calls.emplace(key, CommCalls{}).first;
+          it->second.who = w;
+          it->second.lineno = lineno;
+          it->second.text = text.substr(0, 300);
+          it->second.ptr = ptr;
+          it->second.nranks = to_int(nr);
+          if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) it->second.rank = r->second;
+        }
+        if (it != coll_calls.end()) {
+          auto& c = it->second;
+          const int64_t n = static_cast<int64_t>(std::stoull(opc.substr(0, 15), nullptr, 16));
+          ++c.calls;
+          c.last_op = std::max(c.last_op, n);
+          if (c.ops.size() < kMaxCollOps)
+            c.ops.push_back({n, func, std::stoll(cnt.substr(0, 18)), to_int(dt), to_int(op), to_int(root)});
+        }
+      }
     }
     std::string dir;
     if (edge.find(lt, &g1, &g2, &g3, &g4, &dir, &g5)) {
@@ -733,6 +778,26 @@ void LogFactExtractor::finish() {
     f.supports = rails ? std::vector<CauseSupport>{{"nic_pair_unreachable", 8}, {"unusable_hca_selected", 3}}
                        : std::vector<CauseSupport>{{"unusable_hca_selected", 2}, {"nic_link_flapping", 2}};
     impl_->ex.set.findings.push_back(std::move(f));
+  }
+  {
+    // Communicators by process in first-seen order: where NCCL printed no
+    // commId, the k-th communicator of a size in each process stands for it.
+    auto& ex = impl_->ex;
+    std::map<std::string, int> kth;  // proc|nranks -> communicators seen
+    std::vector<const Extractor::CommCalls*> order;
+    for (const auto& [key, c] : ex.coll_calls) order.push_back(&c);
+    std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->lineno < b->lineno; });
+    for (const auto* c : order) {
+      const std::string proc = Extractor::proc_key(c->who);
+      std::string comm;
+      if (auto id = ex.comm_id_of_ptr.find(c->ptr); id != ex.comm_id_of_ptr.end()) comm = id->second;
+      else comm = "nranks:" + std::to_string(c->nranks) + "#" + std::to_string(kth[proc + "|" + std::to_string(c->nranks)]++);
+      nlohmann::json d = {{"comm", comm},         {"ptr", c->ptr},      {"nranks", c->nranks},
+                          {"ops", c->ops},        {"last_op", c->last_op}, {"calls", c->calls}};
+      if (c->rank) d["rank"] = *c->rank;
+      else if (c->who.dev) d["dev"] = *c->who.dev;
+      ex.fact("log.coll_calls", c->who, c->lineno, c->text, std::move(d));
+    }
   }
   if (impl_->ex.markers > 0) {
     Evidence m;

@@ -187,6 +187,100 @@ void watchdog_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out)
   }
 }
 
+// NCCL_DEBUG_SUBSYS=COLL prints every call a rank makes with its opCount (the
+// communicator's launch counter, the same on every rank for the same call:
+// the n-th op of opCount k on one rank meets the n-th of k on the others).
+// Where ranks of one communicator logged different functions, or different
+// counts, datatypes or roots for a function whose arguments every rank passes
+// alike, the calls do not match: the job deadlocks or corrupts there.
+void coll_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  const auto calls = set.of_kind("log.coll_calls");
+  if (calls.size() < 2) return;
+  struct Op {
+    std::string func;
+    int64_t count, datatype, redop, root;
+  };
+  struct Proc {
+    const Evidence* e;
+    std::string who;
+    std::map<int64_t, std::vector<Op>> ops;  // opCount -> ops in order
+  };
+  std::map<std::string, std::vector<Proc>> by_comm;
+  for (const auto* e : calls) {
+    Proc p{e, {}, {}};
+    if (auto r = int_field(e->data, "rank")) p.who = "rank " + std::to_string(*r);
+    else if (auto d = str_field(e->data, "dev")) p.who = "GPU " + *d;
+    if (e->subject.host) p.who += (p.who.empty() ? "" : " on ") + *e->subject.host;
+    if (e->subject.pid) p.who += " (pid " + std::to_string(*e->subject.pid) + ")";
+    for (const auto& o : e->data.value("ops", nlohmann::json::array())) {
+      if (!o.is_array() || o.size() != 6 || !o[0].is_number_integer() || !o[1].is_string()) continue;
+      p.ops[o[0].get<int64_t>()].push_back(
+          Op{o[1].get<std::string>(), o[2].get<int64_t>(), o[3].get<int64_t>(), o[4].get<int64_t>(), o[5].get<int64_t>()});
+    }
+    by_comm[str_field(e->data, "comm").value_or("") + "/" + std::to_string(int_field(e->data, "nranks").value_or(0))]
+        .push_back(std::move(p));
+  }
+  // Functions whose count, datatype (and root) every rank passes alike.
+  static const std::set<std::string> same_args = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter"};
+  auto describe = [](const Op& o) {
+    return o.func + " count " + std::to_string(o.count) + " datatype " + std::to_string(o.datatype) +
+           (o.func == "Broadcast" || o.func == "Reduce" ? " root " + std::to_string(o.root) : std::string());
+  };
+  for (const auto& [comm, procs] : by_comm) {
+    if (procs.size() < 2) continue;
+    std::set<int64_t> op_counts;
+    for (const auto& p : procs)
+      for (const auto& [k, v] : p.ops) op_counts.insert(k);
+    for (int64_t k : op_counts) {
+      // The ranks that logged this opCount, op by op.
+      for (size_t n = 0;; ++n) {
+        std::map<std::string, std::vector<const Proc*>> variants;
+        bool any = false, p2p = false;
+        for (const auto& p : procs) {
+          auto it = p.ops.find(k);
+          if (it == p.ops.end() || n >= it->second.size()) continue;
+          any = true;
+          const Op& o = it->second[n];
+          if (!same_args.count(o.func)) p2p = true;  // Send/Recv and all-to-all differ by design
+          variants[describe(o)].push_back(&p);
+        }
+        if (!any) break;
+        if (p2p || variants.size() < 2) continue;
+        std::string what;
+        for (const auto& [v, ps] : variants) {
+          std::string who;
+          for (const auto* p : ps) who += (who.empty() ? "" : ", ") + (p->who.empty() ? std::string("?") : p->who);
+          what += (what.empty() ? "" : "; ") + who + ": " + v;
+        }
+        Hypothesis h;
+        h.cause = "mismatched_collectives";
+        // The odd one out, when one process stands against two or more.
+        if (variants.size() == 2) {
+          const auto& a = variants.begin()->second;
+          const auto& b = std::next(variants.begin())->second;
+          const Proc* odd = a.size() == 1 && b.size() >= 2 ? a.front() : b.size() == 1 && a.size() >= 2 ? b.front() : nullptr;
+          if (odd) {
+            h.culprit.host = odd->e->subject.host;
+            h.culprit.pid = odd->e->subject.pid;
+            if (auto r = int_field(odd->e->data, "rank")) h.culprit.rank = static_cast<int>(*r);
+          }
+        }
+        h.weight = 40;
+        h.evidence_key = "coll_disagreement";
+        h.finding_ids = {"tree.coll_disagreement"};
+        h.why = "ranks of one communicator logged different calls at opCount " + std::to_string(k) + ": " + what;
+        std::vector<const Evidence*> from;
+        for (const auto& [v, ps] : variants) from.push_back(ps.front()->e);
+        h.derived = derived_finding("tree.coll_disagreement", Layer::framework, Severity::critical, h.why, h.culprit,
+                                    from);
+        h.order = procs.front().e->provenance.line;
+        out.push_back(std::move(h));
+        return;  // the first disagreement is the one that matters
+      }
+    }
+  }
+}
+
 // TORCH_DISTRIBUTED_DEBUG=DETAIL checks every collective's fingerprint before
 // running it; on a mismatch each rank raises "Rank R is running collective:
 // <its own>, but Rank S is running collective: <the first that differs>". When

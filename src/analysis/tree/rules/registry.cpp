@@ -12,6 +12,8 @@ const std::vector<RuleInfo>& all_rules() {
        rules::watchdog_without_error},
       {"watchdog_disagreement", "ranks' watchdog timeouts at one sequence number name different ops or sizes",
        rules::watchdog_disagreement},
+      {"coll_disagreement", "ranks' NCCL COLL lines at one opCount of a communicator name different calls",
+       rules::coll_disagreement},
       {"fingerprint_odd_rank", "the rank every DETAIL fingerprint mismatch names issued the odd collective",
        rules::fingerprint_odd_rank},
       {"store_key_never_set", "ranks gave up waiting for one rank's gloo address key: it never reached init",

@@ -16,6 +16,7 @@ void skew_audit(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void dev_shm_size(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void watchdog_without_error(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void watchdog_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out);
+void coll_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void fingerprint_odd_rank(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out);
