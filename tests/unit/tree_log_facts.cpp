@@ -342,3 +342,32 @@ TEST_CASE("pasted blocks: nvidia-smi topo -m counts GPU pairs over NVLink and ov
   CHECK(extract("GPU0 GPU1 CPU Affinity\n").findings_with("log.gpu_topology")[0]->fields["pcie_pairs"] == 0);
   CHECK(extract("GPU utilisation 0% CPU Affinity\n").findings_with("log.gpu_topology").empty());
 }
+
+TEST_CASE("log facts: a failed completion whose remote GID is this host's own is NIC-to-NIC inside the host",
+          "[tree][logfacts]") {
+  const std::string warn =
+      "h:1:2 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<54862> with status=12 "
+      "opcode=0 len=0 vendor err 129 (Recv) localGid fd00::3:ff22 remoteGids";
+  // The remote GID is an address of a pasted `ip addr` of the same host.
+  auto set = extract(warn + "fd00::3:ff20\n" + "28: net4: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4200 qdisc mq\n"
+                                               "    inet6 fd00::3:ff20/120 scope global \n");
+  auto fs = set.findings_with("log.ib_peer_on_same_host");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0]->fields["remote_gid"] == "fd00::3:ff20");
+  REQUIRE_FALSE(fs[0]->supports.empty());
+  CHECK(fs[0]->supports[0].cause == "nic_pair_unreachable");
+  // ... or another NIC's local GID in the same log; IPv4-mapped GIDs compare with `ip addr`'s IPv4.
+  CHECK(extract(warn + "fd00::3:ff21\n" +
+                "h:1:2 [4] NCCL WARN NET/IB : Got completion from peer x with status=12 opcode=0 len=0 vendor err 129 "
+                "(Recv) localGid fd00::3:ff21 remoteGidsfd00::9:1\n")
+            .findings_with("log.ib_peer_on_same_host")
+            .size() == 1);
+  CHECK(extract("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer x with status=12 opcode=0 len=0 vendor err 129 "
+                "(Recv) localGid ::ffff:10.1.0.5 remoteGids ::ffff:10.1.0.7\n    inet 10.1.0.7/24 brd 10.1.0.255\n")
+            .findings_with("log.ib_peer_on_same_host")
+            .size() == 1);
+  // A remote GID of another host is no such evidence.
+  CHECK(extract(warn + "fd00::9:1\n    inet6 fd00::3:ff20/120 scope global\n")
+            .findings_with("log.ib_peer_on_same_host")
+            .empty());
+}

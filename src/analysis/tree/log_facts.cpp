@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <re2/re2.h>
 
@@ -349,6 +350,12 @@ struct Extractor {
   bool roce = false;
   size_t ib_hcas = 0;  // most InfiniBand (link layer IB) HCAs one "NET/IB : Using" line lists
   std::optional<std::pair<int64_t, std::string>> qp_unreached;  // line, text
+  // GIDs of failed completions ("localGid <gid> remoteGids<gid>", NCCL >= 2.19's
+  // net_ib.cc) and the host's own addresses (a pasted `ip addr`): a remote GID
+  // that is this host's own is NIC-to-NIC traffic inside one host.
+  std::set<std::string> local_gids, host_addrs;
+  std::optional<std::pair<int64_t, std::string>> local_peer_failure;  // line, text
+  std::vector<std::pair<std::string, std::pair<int64_t, std::string>>> remote_gids;  // gid, (line, text)
   // Communicator identity (NCCL's commId, else its size) by process, and commId by comm pointer.
   std::map<std::string, std::string> current_comm, comm_id_of_ptr;
   // NCCL_DEBUG_SUBSYS=COLL calls per (process, comm pointer): the first
@@ -633,6 +640,20 @@ struct Extractor {
         f.supports = {{"qp_error_state", 10}};
       }
     }
+    if (lt.has("remoteGid")) {
+      static const Field gids("remoteGid", R"(localGid ([0-9a-fA-F:.]+) remoteGids? ?([0-9a-fA-F:.]+))");
+      if (gids.find(lt, &g1, &g2)) {
+        // RoCE v2 IPv4 GIDs print as IPv4-mapped IPv6; `ip addr` shows the IPv4 address.
+        for (auto* g : {&g1, &g2})
+          if (g->rfind("::ffff:", 0) == 0 && g->find('.') != std::string::npos) g->erase(0, 7);
+        local_gids.insert(g1);
+        if (remote_gids.size() < 64) remote_gids.push_back({g2, {lineno, text.substr(0, 300)}});
+      }
+    }
+    if (lt.has("inet")) {
+      static const Field addr("inet", R"(^\s*inet6? ([0-9a-fA-F:.]+)/\d+)");
+      if (host_addrs.size() < 256 && addr.find(body, &g1)) host_addrs.insert(g1);
+    }
     if (lt.has("/RoCE") || lt.has("RoCE v2") || lt.has("RoCE V2") ||
         (lt.has("link_layer") && lt.has("Ethernet")))
       roce = true;
@@ -737,6 +758,26 @@ void LogFactExtractor::finish() {
       f.role = FindingRole::cascade;
       f.caused_by = "the collective failure these logs show (every rank raises after it)";
     }
+  for (const auto& [gid, where] : impl_->ex.remote_gids) {
+    if (!impl_->ex.local_gids.count(gid) && !impl_->ex.host_addrs.count(gid)) continue;
+    // The QP's far end is a GID of this host: traffic between two NICs (or
+    // two VFs of one NIC) of the same machine, which a switch must hairpin
+    // and SR-IOV / rail layouts often cannot deliver, while other pairs work.
+    Finding f;
+    f.id = "log.ib_peer_on_same_host";
+    f.layer = Layer::transport;
+    f.severity = Severity::error;
+    f.role = FindingRole::primary;
+    f.summary = "an RDMA completion failed between two NICs of the same host (remote GID " + gid +
+                " is this host's own): intra-node NIC-to-NIC traffic does not get through";
+    if (!impl_->host.empty()) f.subject.host = impl_->host;
+    f.provenance.push_back(Provenance{impl_->source, std::nullopt, where.second});
+    f.order = where.first;
+    f.fields = {{"remote_gid", gid}};
+    f.supports = {{"nic_pair_unreachable", 60}};
+    impl_->ex.set.findings.push_back(std::move(f));
+    break;
+  }
   if (impl_->ex.roce && impl_->ex.qp_unreached) {
     Finding f;
     f.id = "log.roce_qp_unreached";
