@@ -371,3 +371,16 @@ TEST_CASE("log facts: a failed completion whose remote GID is this host's own is
             .findings_with("log.ib_peer_on_same_host")
             .empty());
 }
+
+TEST_CASE("log facts: NCCL refusing graph capture is a build/driver version mismatch, also after 'Last error:'",
+          "[tree][logfacts]") {
+  for (const std::string line :
+       {"h:1:1 [0] misc/strongstream.cc:53 NCCL WARN NCCL cannot be captured in a graph if either it wasn't built "
+        "with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.",
+        "NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the installed "
+        "CUDA driver < R465."}) {
+    const auto fs = extract("Last error:\n" + line + "\n").findings_with("log.graph_capture_unsupported");
+    REQUIRE(fs.size() == 1);
+    CHECK(fs[0]->supports[0].cause == "driver_library_mismatch");
+  }
+}

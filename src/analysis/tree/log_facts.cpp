@@ -277,6 +277,12 @@ const std::vector<Signal>& signals() {
                                        "CUDA driver version is insufficient"},
        {}, L::system_config, S::error, R::primary, "the NVIDIA user-space library and kernel driver disagree",
        {{"driver_library_mismatch", 200}}},
+      // misc/strongstream.cc: graph capture needs NCCL built with CUDA runtime >= 11.3 and a driver >= R465;
+      // a pip wheel or container built for an older CUDA than the stack around it prints this.
+      {"graph_capture_unsupported", {"cannot be captured in a graph"}, {}, {}, L::system_config, S::error, R::primary,
+       "NCCL refuses CUDA graph capture: the NCCL build's CUDA runtime (< 11.3) or the driver (< R465) is too old "
+       "for the CUDA stack around it",
+       {{"driver_library_mismatch", 40}, {"cuda_graph_or_stream_misuse", 3}}},
       {"oom_killer", {"Out of memory: Killed process"}, {}, {}, L::framework, S::critical, R::primary,
        "the kernel OOM killer killed a process", {{"rank_process_died", 30}}},
       {"nvlink_inactive", {"NVLink"}, {"inactive", "Inactive", "is down", "link down"}, {}, L::hardware, S::warning,
