@@ -379,7 +379,8 @@ TEST_CASE("log facts: NCCL refusing graph capture is a build/driver version mism
         "with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.",
         "NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the installed "
         "CUDA driver < R465."}) {
-    const auto fs = extract("Last error:\n" + line + "\n").findings_with("log.graph_capture_unsupported");
+    const auto set = extract("Last error:\n" + line + "\n");
+    const auto fs = set.findings_with("log.graph_capture_unsupported");
     REQUIRE(fs.size() == 1);
     CHECK(fs[0]->supports[0].cause == "driver_library_mismatch");
   }
