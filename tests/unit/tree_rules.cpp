@@ -272,3 +272,23 @@ TEST_CASE("coll rule: ranks whose COLL lines differ at one opCount issued mismat
                     "root 0 comm 0x2 [nranks=4] stream 0x5\n", "b.log", "", other);
   CHECK(run_rule(rules::coll_disagreement, other).empty());
 }
+
+TEST_CASE("cross-host P2P rule: each node's own P2P pairs on the same GPU ordinals are no host collision",
+          "[tree][rules]") {
+  // Two nodes of 8 GPUs (NVIDIA/nccl#229 shape): node A logs 0[0] -> 1[1], node B logs 8[0] -> 9[1]; the
+  // peers 1 and 9 never log a channel line themselves. Rank 9 on GPU 1 is no witness against node A's rank 1.
+  EvidenceSet set;
+  extract_log_facts("hostA:35480:35545 [0] NCCL INFO Ring 00 : 15 -> 0 [receive] via NET/AWS Libfabric/0\n"
+                    "hostA:35480:35545 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC\n"
+                    "hostB:26465:26533 [0] NCCL INFO Ring 00 : 7 -> 8 [receive] via NET/AWS Libfabric/0\n"
+                    "hostB:26465:26533 [0] NCCL INFO Ring 00 : 8[0] -> 9[1] via P2P/IPC\n",
+                    "job.log", "", set);
+  CHECK(run_rule(rules::cross_host_p2p, set).empty());
+  // The same edges when node B's rank 8 reaches node A's rank 1 over P2P: a collision.
+  EvidenceSet bad;
+  extract_log_facts("hostA:35480:35545 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC\n"
+                    "hostA:35481:35546 [1] NCCL INFO Ring 00 : 1[1] -> 0[0] via P2P/IPC\n"
+                    "hostB:26465:26533 [0] NCCL INFO Ring 00 : 8[0] -> 1[1] via P2P/IPC\n",
+                    "job.log", "", bad);
+  CHECK_FALSE(run_rule(rules::cross_host_p2p, bad).empty());
+}

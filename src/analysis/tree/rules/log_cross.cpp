@@ -565,7 +565,12 @@ bool cross_host_p2p_in(const std::vector<ChannelEdge>& edges, std::vector<Hypoth
   // Ranks that log edges are local to the host that logged them; a peer that
   // never logs there and shares a device ordinal with a local rank is remote.
   std::map<std::string, std::set<int>> local_ranks;
-  for (const auto& c : edges) local_ranks[c.e->subject.host.value_or("")].insert(c.local);
+  std::map<int, std::set<std::string>> peer_hosts;  // hosts whose intra-node edges name the rank as peer
+  for (const auto& c : edges) {
+    local_ranks[c.e->subject.host.value_or("")].insert(c.local);
+    if (c.transport.rfind("NET", 0) != 0 && c.transport.rfind("COLLNET", 0) != 0)
+      peer_hosts[c.peer].insert(c.e->subject.host.value_or(""));
+  }
   auto remote_peer = [&](const ChannelEdge& c) {
     const auto& local = local_ranks[c.e->subject.host.value_or("")];
     if (local.count(c.peer)) return false;
@@ -589,9 +594,13 @@ bool cross_host_p2p_in(const std::vector<ChannelEdge>& edges, std::vector<Hypoth
     // on the same ordinal: those two ranks cannot be on one host.
     // A rank that logged its own lines from another host is no witness: it
     // shares the ordinal on its own machine.
+    // A rank that never logged is placed by the hosts whose P2P/SHM edges
+    // name it (rank 9 behind "8[0] -> 9[1] via P2P" on node B says nothing
+    // about node A's rank 1 on GPU 1).
     bool witness = false;
+    const std::string here = e->subject.host.value_or("");
     for (int r : ranks_of_dev[td])
-      if (r != tr && (!host_of_rank.count(r) || host_of_rank[r] == e->subject.host.value_or(""))) witness = true;
+      if (r != tr && (host_of_rank.count(r) ? host_of_rank[r] == here : peer_hosts[r].count(here) > 0)) witness = true;
     const bool inferred = all_devs.size() > 1 && witness;
     if (!proven && !inferred) continue;
     // Ranks that must be on different machines but log the same host name:
