@@ -385,3 +385,15 @@ TEST_CASE("log facts: NCCL refusing graph capture is a build/driver version mism
     CHECK(fs[0]->supports[0].cause == "driver_library_mismatch");
   }
 }
+
+TEST_CASE("log facts: the fabric manager refusing to start", "[tree][logfacts]") {
+  for (const std::string line :
+       {"Jul 20 16:15:36 edge-1:  Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be started",
+        "Jul 20 16:15:36 node systemd[1]: Failed to start NVIDIA fabric manager service."}) {
+    const auto set = extract(line + "\n");
+    const auto fs = set.findings_with("log.fabric_manager_not_started");
+    REQUIRE(fs.size() == 1);
+    CHECK(fs[0]->supports[0].cause == "fabric_manager_not_running");
+  }
+  CHECK(extract("Starting NVIDIA fabric manager service...\n").findings_with("log.fabric_manager_not_started").empty());
+}

@@ -274,6 +274,13 @@ const std::vector<Signal>& signals() {
       {"system_not_ready", {}, {"system not yet initialized", "cudaErrorSystemNotReady"}, {}, L::system_config,
        S::error, R::primary, "CUDA reports the system is not initialised (NVSwitch fabric not up)",
        {{"fabric_manager_not_running", 150}, {"fabric_manager_state", 8}}},
+      // The fabric manager's own start-up refusals and systemd's report of the unit ("Kernel module ib_umad
+      // has not been loaded, fabric manager cannot be started", "Failed to start NVIDIA fabric manager").
+      {"fabric_manager_not_started", {}, {"abric manager", "abricManager", "abricmanager"}, {"NCCL INFO"},
+       L::system_config, S::error, R::primary, "the NVSwitch fabric manager did not start",
+       {{"fabric_manager_not_running", 60}, {"fabric_manager_state", 4}},
+       {"cannot be started", "can not be started", "Failed to start", "failed to start", "not running",
+        "is not started", "failed to initialize", "Failed to initialize"}},
       {"driver_library_mismatch", {}, {"Driver/library version mismatch", "driver version is insufficient",
                                        "CUDA driver version is insufficient"},
        {}, L::system_config, S::error, R::primary, "the NVIDIA user-space library and kernel driver disagree",
