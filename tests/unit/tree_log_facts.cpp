@@ -397,3 +397,13 @@ TEST_CASE("log facts: the fabric manager refusing to start", "[tree][logfacts]")
   }
   CHECK(extract("Starting NVIDIA fabric manager service...\n").findings_with("log.fabric_manager_not_started").empty());
 }
+
+TEST_CASE("log facts: CUDA's and HIP's capture errors are stream-capture misuse", "[tree][logfacts]") {
+  for (const std::string line : {"HIP error: operation not permitted on an event last recorded in a capturing stream",
+                                 "(hipErrorCapturedEvent)", "CUDA error: operation not permitted when stream is capturing"}) {
+    const auto set = extract(line + "\n");
+    const auto fs = set.findings_with("log.stream_capture");
+    REQUIRE(fs.size() == 1);
+    CHECK(fs[0]->supports[0].cause == "cuda_graph_or_stream_misuse");
+  }
+}

@@ -264,7 +264,10 @@ const std::vector<Signal>& signals() {
        S::error, R::primary, "NCCL_ALGO/NCCL_PROTO settings leave no usable algorithm", {{"nccl_config_error", 200}}},
       {"invalid_nccl_env", {"NCCL WARN", "NCCL_"}, {"Invalid", "invalid", "Unknown", "unknown", "Ignoring"}, {},
        L::nccl, S::warning, R::primary, "NCCL rejected an NCCL_* setting", {{"nccl_config_error", 20}}},
+      // CUDA's and HIP's names for the capture errors (cudaErrorStreamCapture*, cudaErrorCapturedEvent /
+      // hipErrorCapturedEvent: "operation not permitted on an event last recorded in a capturing stream").
       {"stream_capture", {}, {"stream is capturing", "cudaErrorStreamCapture", "capture was invalidated",
+                              "in a capturing stream", "ErrorCapturedEvent", "hipErrorStreamCapture",
                               "operation not permitted when stream is capturing"},
        {}, L::nccl, S::error, R::primary, "a CUDA graph capture or stream misuse broke a collective",
        {{"cuda_graph_or_stream_misuse", 300}}},
