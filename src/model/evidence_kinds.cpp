@@ -191,6 +191,8 @@ std::vector<EvidenceKindInfo> build() {
         F("ops", "array", "[opCount, func, count, datatype, op, root], the first 64"),
         F("last_op", "integer", "highest opCount logged"), F("calls", "integer", "COLL lines")},
        {"rule coll_disagreement"}, "\"AllReduce: opCount 3 ... count 1024 datatype 7 ... comm 0x.. [nranks=8]\""},
+      {"log.gdr_in_use", none, "log facts", {"log files"}, "host, pid", {F("process", "string", "host:pid")},
+       {"rule net_without_gdr"}, "\"Connected all rings, use ring PXN 0 GDR 1\", \"GPU Direct RDMA Enabled for HCA\""},
       {"log.peer_access", none, "log facts", {"log files"}, "host, rank", {F("from_dev", "integer", ""), F("to_dev", "integer", ""), F("can", "boolean", "")},
        {"rule p2p_silent_hang", "rule pcie_state"}, "cudaDeviceCanAccessPeer results"},
       {"log.init", none, "log facts", {"log files"}, "host, rank", {F("what", "string", "init step")}, {"rule p2p_silent_hang"}, "\"Init COMPLETE\" and friends"},

@@ -292,3 +292,19 @@ TEST_CASE("cross-host P2P rule: each node's own P2P pairs on the same GPU ordina
                     "job.log", "", bad);
   CHECK_FALSE(run_rule(rules::cross_host_p2p, bad).empty());
 }
+
+TEST_CASE("gdr rule: GPUDirect RDMA seen working argues against a missing peer-memory module", "[tree][rules]") {
+  EvidenceSet set;
+  extract_log_facts("h:291:3517 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"
+                    "h:291:3517 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n",
+                    "a.log", "", set);
+  REQUIRE(set.of_kind("log.gdr_in_use").size() == 1);  // once per process
+  auto hs = run_rule(rules::net_without_gdr, set);
+  const auto* h = for_cause(hs, "gpudirect_rdma_module_missing");
+  REQUIRE(h);
+  CHECK(h->weight < 1);
+  // "GDR 0" is no such evidence.
+  EvidenceSet off;
+  extract_log_facts("h:291:3517 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 0\n", "a.log", "", off);
+  CHECK(run_rule(rules::net_without_gdr, off).empty());
+}

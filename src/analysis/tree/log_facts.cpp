@@ -450,6 +450,7 @@ struct Extractor {
   static constexpr size_t kMaxCollOps = 64, kMaxCollComms = 1024;
   std::map<std::string, CommCalls> coll_calls;           // proc|ptr -> calls
   std::map<std::string, int> rank_of_ptr;                // proc|ptr -> rank from the init line
+  std::set<std::string> gdr_seen;                        // processes that logged GPUDirect RDMA in use
   static std::string proc_key(const LineWho& w) { return w.host + ":" + (w.pid ? std::to_string(*w.pid) : ""); }
   static constexpr size_t kMaxMarkers = 8;
   size_t markers = 0;
@@ -620,6 +621,11 @@ struct Extractor {
     else if (lt.has("Init COMPLETE") || lt.has("Setting affinity") || lt.has("Connected all rings") ||
              lt.has("# Using devices"))
       fact("log.init", w, lineno, text, {{"what", "init"}});
+    // NCCL saying GPUDirect RDMA works: "Connected all rings, use ring PXN 0 GDR 1" (2.19+),
+    // "GPU Direct RDMA Enabled for HCA 0 'mlx5_0'" (net_ib.cc). Once per process.
+    if (((lt.has("GDR 1") && lt.has("Connected all rings")) || lt.has("GPU Direct RDMA Enabled")) &&
+        gdr_seen.insert(proc_key(w)).second)
+      fact("log.gdr_in_use", w, lineno, text, {{"process", proc_key(w)}});
     if (lt.has("Avg bus bandwidth") || lt.has("Out of bounds values"))
       fact("log.init", w, lineno, text, {{"what", "results"}});
 

@@ -112,8 +112,14 @@ std::vector<Signature> build() {
                      {{"memlock_limit_too_low", 3}, {"unusable_hca_selected", 3}},
                      "QP creation failed: memlock limit or HCA resource limits")
       .fallback = true;
+  // ibv_reg_dmabuf_mr (NCCL >= 2.19) registers GPU memory through DMA-BUF: RLIMIT_MEMLOCK does not apply,
+  // and ENOMEM there is the size registered (NCCL_BUFFSIZE, channels) against BAR1 / NIC translation resources.
+  b.add("nccl.ib.reg_dmabuf_failed", L::transport, S::error, R::primary,
+        R"re(Call to ibv_reg_dmabuf_mr failed with error (?P<error>[^,]+))re", "ibv_reg_dmabuf_mr failed: {error}",
+        {{"nccl_config_error", 3}, {"gpudirect_rdma_module_missing", 1.5}},
+        "GPU memory registration by DMA-BUF failed: registered size against BAR1/NIC resources, or no DMA-BUF support");
   b.add("nccl.ib.reg_mr_failed", L::transport, S::error, R::primary,
-        R"re(Call to (?P<call>ibv_reg_(?:dmabuf_)?mr(?:_iova2)?) failed with error (?P<error>[^,]+))re",
+        R"re(Call to (?P<call>ibv_reg_mr(?:_iova2)?) failed with error (?P<error>[^,]+))re",
         "{call} failed: {error}",
         {{"gpudirect_rdma_module_missing", 6}, {"memlock_limit_too_low", 5}},
         "Memory registration failed: memlock limit, or GPU memory without nvidia-peermem / dma-buf support");

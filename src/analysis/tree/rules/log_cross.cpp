@@ -528,6 +528,23 @@ void net_without_gdr(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     }
     return;  // one host named; the others read the same
   }
+  // GPUDirect RDMA seen working (a network channel "/GDRDMA", NCCL's "GDR 1" or
+  // "GPU Direct RDMA Enabled") and no host without it: the peer-memory module
+  // and DMA-BUF path are there, whatever else failed to register.
+  const Evidence* gdr = nullptr;
+  for (const auto* e : set.of_kind("log.gdr_in_use")) {
+    gdr = e;
+    break;
+  }
+  if (!gdr && hosts_with_gdr == 0) return;
+  Hypothesis hy;
+  hy.cause = "gpudirect_rdma_module_missing";
+  hy.weight = 0.25;
+  hy.evidence_key = "gdr_in_use";
+  hy.why = "GPUDirect RDMA is in use" + (gdr ? " (" + gdr->provenance.excerpt.substr(0, 120) + ")" : std::string()) +
+           ": the peer-memory path works";
+  hy.order = gdr ? gdr->provenance.line : std::nullopt;
+  out.push_back(std::move(hy));
 }
 
 // P2P/IPC or SHM is only possible inside one host. An intra-node edge between
