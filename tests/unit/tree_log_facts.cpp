@@ -407,3 +407,16 @@ TEST_CASE("log facts: CUDA's and HIP's capture errors are stream-capture misuse"
     CHECK(fs[0]->supports[0].cause == "cuda_graph_or_stream_misuse");
   }
 }
+
+TEST_CASE("log facts: a channel's transport keeps a plugin name with spaces and drops Ray's repeat note",
+          "[tree][logfacts]") {
+  const auto set = extract(
+      "h:4871:7029 [2] NCCL INFO Channel 00/1 : 1[2] -> 0[2] [send] via NET/AWS Libfabric/1/GDRDMA/Shared\n"
+      "(RayWorkerWrapper pid=291) h:291:3517 [1] NCCL INFO Channel 01/0 : 0[1] -> 1[2] via P2P/IPC [repeated 2x across "
+      "cluster]\n");
+  const auto edges = set.of_kind("log.channel_edge");
+  REQUIRE(edges.size() == 2);
+  CHECK(edges[0]->data["transport"] == "NET/AWS Libfabric/1/GDRDMA/Shared");
+  CHECK(edges[0]->data["direction"] == "send");
+  CHECK(edges[1]->data["transport"] == "P2P/IPC");
+}

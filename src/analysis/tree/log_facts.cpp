@@ -530,7 +530,7 @@ struct Extractor {
     static const Field net_ib_dev("", R"(\[\d+\]([A-Za-z0-9_\-]+):(\d+)/(RoCE|IB))");
     static const Field net_socket("NET/Socket", R"(NET/Socket ?: Using \[\d+\]([A-Za-z0-9_.\-]+):)");
     static const Field plugin_loaded("", R"(NET/Plugin ?: (?:Loaded|Plugin name set by env to|Using) (?:net plugin )?'?([A-Za-z0-9_.\-]+))");
-    static const Field edge(" via ", R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[(\w+)\])? via (\S+))");
+    static const Field edge(" via ", R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[(\w+)\])? via (\S+(?: [A-Za-z]\S*)*))");
     static const Field comm_line("comm 0x", R"(comm (0x[0-9a-f]+) rank (\d+) n[Rr]anks (\d+))");
     static const Field comm_id("commId 0x", R"(commId (0x[0-9a-f]+))");
     static const Field peer("Access Peer", R"(Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+))");
@@ -608,6 +608,9 @@ struct Extractor {
     }
     std::string dir;
     if (edge.find(lt, &g1, &g2, &g3, &g4, &dir, &g5)) {
+      // A net plugin's name may hold spaces ("via NET/AWS Libfabric/1/GDRDMA/Shared"); Ray's
+      // "[repeated 2x across cluster]" after it is not part of the transport.
+      if (const size_t rep = g5.find(" [repeated"); rep != std::string::npos) g5.resize(rep);
       nlohmann::json d = {{"from_rank", to_int(g1)}, {"from_dev", to_int(g2)}, {"to_rank", to_int(g3)},
                           {"to_dev", to_int(g4)}, {"transport", g5}};
       if (!dir.empty()) d["direction"] = dir;
