@@ -355,3 +355,28 @@ TEST_CASE("torchrun console: a point-to-point deadlock whose one rank was stoppe
   CHECK(calls == std::set<std::string>{"all_reduce", "recv"});
   for (const auto* f : voting(a)) CHECK(f->subject.rank != 0);
 }
+
+TEST_CASE("torchrun console: the failure table is read behind grep, kubectl, quote and colour prefixes", "[torchrun]") {
+  const std::string text = slurp("sigkill");
+  const auto plain = parse(text);
+  REQUIRE(plain.failures.size() == 4);
+  const std::vector<std::string> prefixes = {"logs/console.log:", "logs/console.log:12:", "[pod/trainer-0/main] ",
+                                             "> ", "\x1b[31m"};
+  for (const auto& pfx : prefixes) {
+    std::string t;
+    for (size_t at = 0; at < text.size();) {
+      const size_t nl = text.find('\n', at);
+      const size_t end = nl == std::string::npos ? text.size() : nl + 1;
+      t += pfx + text.substr(at, end - at);
+      at = end;
+    }
+    const auto c = parse(t);
+    INFO(pfx);
+    REQUIRE(c.failures.size() == plain.failures.size());
+    const auto* rc = c.root_cause();
+    REQUIRE(rc);
+    CHECK(rc->rank == 2);
+    CHECK(rc->signal == "SIGKILL");
+    CHECK(c.agent_terminated.size() == plain.agent_terminated.size());
+  }
+}

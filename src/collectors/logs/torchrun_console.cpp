@@ -1,5 +1,7 @@
 #include "collectors/logs/torchrun_console.hpp"
 
+#include "ccdiag/line_prefix.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -283,6 +285,26 @@ void TorchrunConsoleParser::feed_line(std::string_view line) {
                                                       line.find(" closing signal ", p) != std::string_view::npos) {
     if (auto pid = leading_int<int64_t>(line.substr(p + 16))) out_.agent_terminated.insert(*pid);
     return;
+  }
+  // The table read behind a prefix a log shipper, grep -r or a Markdown quote
+  // put in front of every line ("rank0.log:Failures:", "> [1]:"). An entry's
+  // "[1]:" opener is itself a launcher-tag shape, so it is recognised by its
+  // end, with or without a prefix before it.
+  std::string plain;
+  if (line.find('\x1b') != std::string_view::npos) {  // colour codes around the table's words
+    plain.assign(line);
+    strip_ansi(plain);
+    line = plain;
+  }
+  {
+    const std::string_view raw = trim(line);
+    const size_t open = raw.rfind('[');
+    const bool opener = raw.size() >= 4 && raw.substr(raw.size() - 2) == "]:" && open != std::string_view::npos &&
+                        open + 3 <= raw.size() - 1 &&
+                        std::all_of(raw.begin() + static_cast<ptrdiff_t>(open) + 1, raw.end() - 2,
+                                    [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; });
+    if (opener) line = raw.substr(open);
+    else if (const std::string_view body = parse_line_prefix(line).body; !body.empty()) line = body;
   }
   const std::string_view t = trim(line);
   if (t.find("Root Cause (first observed failure)") != std::string_view::npos) {
