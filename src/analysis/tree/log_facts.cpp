@@ -584,7 +584,7 @@ struct Extractor {
     }
     // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
     // A COLL-subsystem log is nearly all such lines: read by hand, not by a regex with captures (7 us a line).
-    if (lt.has(": opCount ")) {
+    if (is_nccl && lt.has(": opCount ")) {
       if (auto call = parse_coll_call(text)) {
         const std::string key = proc_key(w) + "|" + call->comm;
         auto it = coll_calls.find(key);
@@ -626,7 +626,7 @@ struct Extractor {
       fact("log.init", w, lineno, text, {{"what", "init"}});
     // NCCL saying GPUDirect RDMA works: "Connected all rings, use ring PXN 0 GDR 1" (2.19+),
     // "GPU Direct RDMA Enabled for HCA 0 'mlx5_0'" (net_ib.cc). Once per process.
-    if (((lt.has("GDR 1") && lt.has("Connected all rings")) || lt.has("GPU Direct RDMA Enabled")) &&
+    if (is_nccl && ((lt.has("GDR 1") && lt.has("Connected all rings")) || lt.has("GPU Direct RDMA Enabled")) &&
         gdr_seen.insert(proc_key(w)).second)
       fact("log.gdr_in_use", w, lineno, text, {{"process", proc_key(w)}});
     if (lt.has("Avg bus bandwidth") || lt.has("Out of bounds values"))
@@ -721,7 +721,7 @@ struct Extractor {
         f.supports = {{"qp_error_state", 10}};
       }
     }
-    if (lt.has("remoteGid")) {
+    if (is_nccl && lt.has("remoteGid")) {
       static const Field gids("remoteGid", R"(localGid ([0-9a-fA-F:.]+) remoteGids? ?([0-9a-fA-F:.]+))");
       if (gids.find(lt, &g1, &g2)) {
         // RoCE v2 IPv4 GIDs print as IPv4-mapped IPv6; `ip addr` shows the IPv4 address.
@@ -731,7 +731,8 @@ struct Extractor {
         if (remote_gids.size() < 64) remote_gids.push_back({g2, {lineno, text.substr(0, 300)}});
       }
     }
-    if (lt.has("inet")) {
+    // `ip addr`'s address lines start with "inet" / "inet6" after their indentation.
+    if (const size_t at = body.find_first_not_of(" \t"); at != std::string_view::npos && body.substr(at, 4) == "inet") {
       static const Field addr("inet", R"(^\s*inet6? ([0-9a-fA-F:.]+)/\d+)");
       if (host_addrs.size() < 256 && addr.find(body, &g1)) host_addrs.insert(g1);
     }

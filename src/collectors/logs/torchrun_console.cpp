@@ -290,6 +290,11 @@ void TorchrunConsoleParser::feed_line(std::string_view line) {
   // put in front of every line ("rank0.log:Failures:", "> [1]:"). An entry's
   // "[1]:" opener is itself a launcher-tag shape, so it is recognised by its
   // end, with or without a prefix before it.
+  // Outside a table only its two headers matter: every other line leaves here
+  // before any prefix is parsed (a block with a marker in it comes line by line).
+  if (state_ == State::none && line.find("Failures:") == std::string_view::npos &&
+      line.find("Root Cause (first observed failure)") == std::string_view::npos)
+    return;
   std::string plain;
   if (line.find('\x1b') != std::string_view::npos) {  // colour codes around the table's words
     plain.assign(line);
