@@ -12,6 +12,7 @@
 #include "analysis/tree/log_cues.hpp"
 #include "analysis/tree/pasted_blocks.hpp"
 #include "ccdiag/line_prefix.hpp"
+#include "ccdiag/nccl_coll_line.hpp"
 
 namespace ccdiag {
 
@@ -347,64 +348,6 @@ bool is_distributed_exception(const LineText& line) {
   return false;
 }
 
-// One NCCL_DEBUG_SUBSYS=COLL line (src/enqueue.cc, 2.18 .. 2.30):
-//   "<Func>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <d> root <d> comm <p> [nranks=<n>] ..."
-struct CollCall {
-  std::string func, comm;
-  int64_t op_count = 0, count = 0, datatype = 0, redop = 0, root = 0, nranks = 0;
-};
-
-std::optional<CollCall> parse_coll_call(std::string_view t) {
-  const size_t at = t.find(": opCount ");
-  if (at == std::string_view::npos || at == 0) return std::nullopt;
-  CollCall c;
-  size_t b = at;
-  while (b > 0 && (std::isalnum(static_cast<unsigned char>(t[b - 1])) || t[b - 1] == '_')) --b;
-  if (b == at) return std::nullopt;
-  c.func.assign(t.substr(b, at - b));
-  size_t i = at + 10;
-  auto token = [&]() {
-    while (i < t.size() && t[i] == ' ') ++i;
-    const size_t s = i;
-    while (i < t.size() && t[i] != ' ') ++i;
-    return t.substr(s, i - s);
-  };
-  auto number = [](std::string_view v, int base, int64_t& out) {
-    if (v.empty() || v.size() > 18) return false;
-    int64_t n = 0;
-    size_t k = 0;
-    const bool neg = v[0] == '-';
-    if (neg) ++k;
-    if (k == v.size()) return false;
-    for (; k < v.size(); ++k) {
-      const char ch = v[k];
-      int d = ch >= '0' && ch <= '9' ? ch - '0' : base == 16 && ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-              : base == 16 && ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-      if (d < 0) return false;
-      n = n * base + d;
-    }
-    out = neg ? -n : n;
-    return true;
-  };
-  if (!number(token(), 16, c.op_count)) return std::nullopt;
-  if (token() != "sendbuff") return std::nullopt;
-  token();
-  if (token() != "recvbuff") return std::nullopt;
-  token();
-  if (token() != "count" || !number(token(), 10, c.count)) return std::nullopt;
-  if (token() != "datatype" || !number(token(), 10, c.datatype)) return std::nullopt;
-  if (token() != "op" || !number(token(), 10, c.redop)) return std::nullopt;
-  if (token() != "root" || !number(token(), 10, c.root)) return std::nullopt;
-  if (token() != "comm") return std::nullopt;
-  const auto comm = token();
-  if (comm.size() < 3 || comm.substr(0, 2) != "0x") return std::nullopt;
-  c.comm.assign(comm);
-  const auto nr = token();
-  if (nr.size() < 10 || nr.substr(0, 8) != "[nranks=" || nr.back() != ']') return std::nullopt;
-  if (!number(nr.substr(8, nr.size() - 9), 10, c.nranks)) return std::nullopt;
-  return c;
-}
-
 struct Extractor {
   const std::string& source;
   const std::string& file_host;
@@ -583,17 +526,16 @@ struct Extractor {
       current_comm[proc_key(w)] = !id.empty() ? id : "nranks:" + g3;
     }
     // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
-    // A COLL-subsystem log is nearly all such lines: read by hand, not by a regex with captures (7 us a line).
     if (is_nccl && lt.has(": opCount ")) {
-      if (auto call = parse_coll_call(text)) {
-        const std::string key = proc_key(w) + "|" + call->comm;
+      if (auto call = logs::parse_nccl_coll_line(text); call && call->nranks > 0) {
+        const std::string key = proc_key(w) + "|" + std::string(call->comm);
         auto it = coll_calls.find(key);
         if (it == coll_calls.end() && coll_calls.size() < kMaxCollComms) {
           it = coll_calls.emplace(key, CommCalls{}).first;
           it->second.who = w;
           it->second.lineno = lineno;
           it->second.text = text.substr(0, 300);
-          it->second.ptr = call->comm;
+          it->second.ptr = std::string(call->comm);
           it->second.nranks = static_cast<int>(call->nranks);
           if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) it->second.rank = r->second;
         }
@@ -602,7 +544,7 @@ struct Extractor {
           ++c.calls;
           c.last_op = std::max(c.last_op, call->op_count);
           if (c.ops.size() < kMaxCollOps)
-            c.ops.push_back({call->op_count, call->func, call->count, call->datatype, call->redop, call->root});
+            c.ops.push_back({call->op_count, std::string(call->func), call->count, call->datatype, call->redop, call->root});
         }
       }
     }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "ccdiag/line_prefix.hpp"
+#include "ccdiag/nccl_coll_line.hpp"
 #include "collectors/logs/topology.hpp"
 
 namespace ccdiag::perf {
@@ -67,8 +68,6 @@ int frac_digits(std::string_view ts) {
   return n;
 }
 
-bool is_p2p(std::string_view f) { return f == "Send" || f == "Recv"; }
-
 }  // namespace
 
 void read_coll_log(std::string_view text, const std::string& source, CollLog& log) {
@@ -117,21 +116,16 @@ void read_coll_log(std::string_view text, const std::string& source, CollLog& lo
       continue;
     }
 
-    const size_t colon = msg.find(": opCount ");
-    if (colon == std::string_view::npos || colon == 0) continue;
-    const std::string_view func = msg.substr(0, colon);
-    bool word = true;
-    for (char ch : func) word = word && std::isalnum(static_cast<unsigned char>(ch));
-    if (!word || is_p2p(func)) continue;
-    const auto op_count = num<uint64_t>(after(msg, "opCount"), 16);
-    const auto count = num<uint64_t>(after(msg, "count"));
-    const auto ptr = after(msg, "comm");
-    if (!op_count || !count || ptr.empty()) continue;
+    const auto call = logs::parse_nccl_coll_line(msg);
+    // Point-to-point calls have no cross-rank arrival to compare.
+    if (!call || call->func == "Send" || call->func == "Recv" || call->count < 0 || call->op_count < 0) continue;
+    const uint64_t op_count = static_cast<uint64_t>(call->op_count);
+    const std::string_view ptr = call->comm;
     CollTiming c;
     c.proc = proc;
-    c.func = std::string(func);
-    c.count = *count;
-    c.dtype = std::string(after(msg, "datatype"));
+    c.func = std::string(call->func);
+    c.count = static_cast<uint64_t>(call->count);
+    c.dtype = std::to_string(call->datatype);
     c.source = source;
     if (auto it = st.comms.find(std::string(ptr)); it != st.comms.end()) {
       c.comm = it->second.id;
@@ -145,9 +139,9 @@ void read_coll_log(std::string_view text, const std::string& source, CollLog& lo
     }
     ++file.coll_lines;
     auto& cur = st.cursor[std::string(ptr)];
-    if (cur.op_count != *op_count) cur = CommCursor{*op_count, 0};
+    if (cur.op_count != op_count) cur = CommCursor{op_count, 0};
     // The n-th op of one launch (a group shares the opCount) on every rank.
-    c.seq = (*op_count << 16) | (cur.ordinal++ & 0xffff);
+    c.seq = (op_count << 16) | (cur.ordinal++ & 0xffff);
     if (p.time_kind == logs::TimeKind::wall) {
       c.arrive_ns = static_cast<int64_t>(std::llround(p.time_key * 1e9));
       ++file.timed;

@@ -2,7 +2,7 @@
 // "NCCL INFO logs"). Pure: log text in, records out.
 //
 // Lines read (formats from NCCL's own source):
-//  * NCCL_DEBUG_SUBSYS=COLL, src/enqueue.cc (2.18 .. 2.30), one per collective per rank:
+//  * NCCL_DEBUG_SUBSYS=COLL, src/enqueue.cc (2.18 .. 2.30; read by logs::parse_nccl_coll_line), one per collective per rank:
 //      "<Func>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <d> root <d> comm <p> [nranks=<n>] stream <p>"
 //    opCount is the communicator's launch counter (comm->opCount, bumped once per
 //    launch in proxy.cc), so the ops of one group share it: the n-th op of an

@@ -1,0 +1,66 @@
+#include "ccdiag/nccl_coll_line.hpp"
+
+#include <cctype>
+
+namespace ccdiag::logs {
+
+namespace {
+
+// A signed decimal or (base 16, no "0x") hex number of at most 18 digits, so it
+// cannot overflow int64.
+bool read_number(std::string_view v, int base, int64_t& out) {
+  if (v.empty() || v.size() > 18) return false;
+  size_t k = 0;
+  const bool neg = v[0] == '-';
+  if (neg && ++k == v.size()) return false;
+  int64_t n = 0;
+  for (; k < v.size(); ++k) {
+    const char ch = v[k];
+    const int d = ch >= '0' && ch <= '9'                  ? ch - '0'
+                  : base == 16 && ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                  : base == 16 && ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                                         : -1;
+    if (d < 0) return false;
+    n = n * base + d;
+  }
+  out = neg ? -n : n;
+  return true;
+}
+
+}  // namespace
+
+std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t) {
+  const size_t at = t.find(": opCount ");
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  NcclCollLine c;
+  size_t b = at;
+  while (b > 0 && (std::isalnum(static_cast<unsigned char>(t[b - 1])) || t[b - 1] == '_')) --b;
+  if (b == at) return std::nullopt;
+  c.func = t.substr(b, at - b);
+  size_t i = at + 10;
+  auto token = [&]() {
+    while (i < t.size() && t[i] == ' ') ++i;
+    const size_t s = i;
+    while (i < t.size() && t[i] != ' ') ++i;
+    return t.substr(s, i - s);
+  };
+  if (!read_number(token(), 16, c.op_count)) return std::nullopt;
+  if (token() != "sendbuff") return std::nullopt;
+  token();  // a pointer or "(nil)"
+  if (token() != "recvbuff") return std::nullopt;
+  token();
+  if (token() != "count" || !read_number(token(), 10, c.count)) return std::nullopt;
+  if (token() != "datatype" || !read_number(token(), 10, c.datatype)) return std::nullopt;
+  if (token() != "op" || !read_number(token(), 10, c.redop)) return std::nullopt;
+  if (token() != "root" || !read_number(token(), 10, c.root)) return std::nullopt;
+  if (token() != "comm") return std::nullopt;
+  c.comm = token();
+  if (c.comm.size() < 3 || c.comm.substr(0, 2) != "0x") return std::nullopt;
+  const auto nr = token();
+  if (nr.size() >= 10 && nr.substr(0, 8) == "[nranks=" && nr.back() == ']') {
+    if (!read_number(nr.substr(8, nr.size() - 9), 10, c.nranks) || c.nranks <= 0) return std::nullopt;
+  }
+  return c;
+}
+
+}  // namespace ccdiag::logs
