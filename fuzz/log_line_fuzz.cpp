@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "collectors/logs/analyzer.hpp"
+#include "collectors/logs/docker_json_log.hpp"
 #include "ccdiag/line_prefix.hpp"
 #include "collectors/logs/matcher.hpp"
 #include "collectors/logs/reader.hpp"
@@ -29,6 +30,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pos = nl + 1;
   }
   (void)looks_binary(text);
+  // Docker's json-file decoding, in two blocks (an entry may end mid-line):
+  // the decoded text is never longer than the entries plus a time and a
+  // newline per line, and never grows without bound.
+  if (looks_docker_json_log(text) || size % 2 == 0) {
+    std::string out;
+    bool at_start = true;
+    const size_t cut = text.rfind('\n', text.size() / 2);
+    const size_t first = cut == std::string_view::npos ? 0 : cut + 1;
+    decode_docker_json_log(text.substr(0, first), out, at_start);
+    decode_docker_json_log(text.substr(first), out, at_start);
+    if (out.size() > 4 * text.size() + 64) __builtin_trap();
+  }
   // The prefilter rewrite takes user patterns (--signatures): any bytes as a
   // pattern must give an expression no longer than the pattern, without crashing.
   const std::string pattern(text.substr(0, 512));

@@ -4,7 +4,9 @@
 // "[trainer0|0]:", "[worker2]:", srun -l "3: "), timestamps ("[2026-04-22
 // 21:34:20] ", ISO-8601 "2026-04-22T21:34:20.123Z ", glog "[E1201
 // 10:00:00.123 4242 ProcessGroupNCCL.cpp:1234] ", dmesg "[ 12.345678] ",
-// syslog "Nov 30 05:00:00 host kernel: "), then the NCCL prefix
+// syslog "Nov 30 05:00:00 host kernel: "; after an ISO time, kubelet's CRI
+// "stderr F " and a journal/rsyslog file's "host proc[pid]: "), pdsh/clush
+// host tags ("node017: "), then the NCCL prefix
 // "host:pid:tid [dev] [file:line [(func)]] NCCL INFO|WARN|TRACE|CALL"
 // (NCCL's src/debug.cc, ncclDebugLogV). ANSI colour is removed by strip_ansi() before.
 #pragma once

@@ -57,6 +57,9 @@ size_t iso_time(std::string_view s, double& key) {
   n += frac(s, n, f);
   if (n < s.size() && s[n] == 'Z') ++n;
   else if (n + 6 <= s.size() && (s[n] == '+' || s[n] == '-') && digit(s[n + 1]) && s[n + 3] == ':') n += 6;
+  else if (n + 5 <= s.size() && (s[n] == '+' || s[n] == '-') && digit(s[n + 1]) && digit(s[n + 2]) &&
+           digit(s[n + 3]) && digit(s[n + 4]))
+    n += 5;  // "+0000": journalctl -o short-iso
   std::tm tm{};
   tm.tm_year = Y - 1900;
   tm.tm_mon = M - 1;
@@ -196,6 +199,58 @@ size_t level_date_prefix(std::string_view s) {
   return close + 2;
 }
 
+// After an ISO timestamp: the CRI logging format kubelet writes under
+// /var/log/pods ("<time> stdout|stderr F|P <line>"); returns the length of
+// the stream and tag.
+size_t cri_stream_tag(std::string_view s) {
+  for (std::string_view st : {std::string_view("stdout "), std::string_view("stderr ")})
+    if (s.substr(0, st.size()) == st && s.size() >= st.size() + 2 && (s[st.size()] == 'F' || s[st.size()] == 'P') &&
+        s[st.size() + 1] == ' ')
+      return st.size() + 2;
+  return 0;
+}
+
+// After an ISO timestamp: a journal or rsyslog file line's "host tag[pid]: "
+// (journalctl -o short-iso, RSYSLOG_FileFormat). The tag must carry a pid or
+// be "kernel:", so a logging format's "INFO name: " stays in the message.
+size_t iso_syslog_host_tag(std::string_view s) {
+  const size_t host_end = s.find(' ');
+  if (host_end == std::string_view::npos || host_end == 0 || host_end > 64) return 0;
+  if (s.substr(0, host_end).find(':') != std::string_view::npos) return 0;
+  const std::string_view rest = s.substr(host_end + 1);
+  if (rest.substr(0, 8) == "kernel: ") return host_end + 1 + 8;
+  const size_t open = rest.find('[');
+  if (open == std::string_view::npos || open == 0 || open > 64) return 0;
+  for (size_t k = 0; k < open; ++k)
+    if (rest[k] == ' ' || rest[k] == ':') return 0;
+  size_t k = open + 1;
+  while (k < rest.size() && digit(rest[k])) ++k;
+  if (k == open + 1 || k + 2 >= rest.size() || rest[k] != ']' || rest[k + 1] != ':' || rest[k + 2] != ' ') return 0;
+  return host_end + 1 + k + 3;
+}
+
+// pdsh / clush: "node017: " before each line of a remote command's output.
+// A host name: lower-case letters, digits, '-', '.', '_', starting with a
+// letter and holding a digit (cluster nodes are numbered); network devices
+// and kernel subsystems that print "name: " themselves are not hosts.
+size_t host_tag_prefix(std::string_view s) {
+  if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return 0;
+  size_t k = 0;
+  bool has_digit = false;
+  while (k < s.size() && k <= 64 &&
+         ((s[k] >= 'a' && s[k] <= 'z') || digit(s[k]) || s[k] == '-' || s[k] == '.' || s[k] == '_')) {
+    has_digit = has_digit || digit(s[k]);
+    ++k;
+  }
+  if (!has_digit || k < 3 || k > 64 || k + 1 >= s.size() || s[k] != ':' || s[k + 1] != ' ') return 0;
+  const std::string_view name = s.substr(0, k);
+  for (std::string_view dev : {"eth", "ib", "enp", "ens", "eno", "enx", "bond", "mlx", "nvme", "sd", "veth", "wl", "nvidia",
+                               "docker", "virbr", "cuda", "rank", "gpu_", "step", "epoch", "iter"})
+    if (name.substr(0, dev.size()) == dev && (dev != "sd" || (k >= 3 && name[2] >= 'a' && name[2] <= 'z')))
+      return 0;
+  return k + 2;
+}
+
 // mpirun --tag-output "[job,rank]<stdout|stderr|stddiag>:" -> (rank, chars of the tag after ']').
 std::pair<std::optional<int>, size_t> mpirun_rank(std::string_view inner, std::string_view after) {
   const size_t comma = inner.find(',');
@@ -237,6 +292,12 @@ LinePrefix parse_line_prefix(std::string_view line) {
       continue;
     }
     if (size_t n = level_date_prefix(s); n > 0) {  // vLLM / logging "ERROR 03-28 21:38:23 file.py:44] "
+      s.remove_prefix(n);
+      continue;
+    }
+    // pdsh / clush "node017: " comes first on the line; later, after a dmesg
+    // or syslog time, "nvidia-nvswitch0: " is a kernel device.
+    if (size_t n = round == 0 ? host_tag_prefix(s) : 0; n > 0) {
       s.remove_prefix(n);
       continue;
     }
@@ -291,6 +352,8 @@ LinePrefix parse_line_prefix(std::string_view line) {
         p.time_key = key;
         s.remove_prefix(n);
         while (!s.empty() && (s.front() == ' ' || s.front() == '|')) s.remove_prefix(1);
+        if (size_t t = cri_stream_tag(s); t > 0) s.remove_prefix(t);           // kubelet CRI log file
+        else if (size_t h = iso_syslog_host_tag(s); h > 0) s.remove_prefix(h);  // journal / rsyslog file
         continue;
       }
       // srun -l / pdsh style "3: " — but not a NCCL "host:pid:tid" whose host is numeric.

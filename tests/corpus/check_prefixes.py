@@ -2,7 +2,8 @@
 """Robust ingest, checked on real pastes: every case of the real-incident corpus must get the same verdict
 (root cause) from `ccdiag diagnose --log` when each of its lines carries a prefix that
 people's tools put there: grep -r (`path:`, `path:NNN:`), kubectl logs --prefix, docker compose, mpirun
---tag-output, srun --label, a Markdown quote, an ISO timestamp, syslog's header, ANSI colour, CRLF line ends.
+--tag-output, srun --label, a Markdown quote, an ISO timestamp, syslog's header, ANSI colour, CRLF line ends,
+kubelet's CRI log files, Docker's json-file log, pdsh/clush host tags, Ray's worker prefix, journalctl -o short-iso.
 
 No label is read: this is an invariance check, so it runs on both parts of the corpus and reports only
 counts and, for tuning cases, their ids (held-out ids are not printed).
@@ -30,6 +31,15 @@ PREFIXES = {
     "ISO timestamp": lambda i, l: f"2024-05-01T12:00:{i % 60:02d}.123456Z {l}",
     "syslog": lambda i, l: f"May  1 12:00:{i % 60:02d} node1 python[1234]: {l}",
     "ANSI colour": lambda i, l: f"\x1b[32m{l}\x1b[0m",
+    # What kubelet writes under /var/log/pods (the CRI logging format: time, stream, P/F tag).
+    "CRI log file": lambda i, l: f"2024-05-01T12:00:{i % 60:02d}.123456789Z stderr F {l}",
+    # Docker's json-file driver (/var/lib/docker/containers/<id>/<id>-json.log): one JSON object a line.
+    "docker json-file": lambda i, l: json.dumps({"log": l + "\n", "stream": "stderr",
+                                                 "time": f"2024-05-01T12:00:{i % 60:02d}.123456789Z"},
+                                                separators=(",", ":")),
+    "pdsh / clush": lambda i, l: f"node017: {l}",
+    "Ray worker": lambda i, l: f"(RayTrainWorker pid=4242, ip=10.1.2.3) {l}",
+    "journalctl -o short-iso": lambda i, l: f"2024-05-01T12:00:{i % 60:02d}+0000 node1 python[1234]: {l}",
 }
 
 

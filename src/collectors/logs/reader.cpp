@@ -1,6 +1,9 @@
 #include "collectors/logs/reader.hpp"
 
+#include "collectors/logs/docker_json_log.hpp"
 #include "sys/untrusted_file.hpp"
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -97,16 +100,17 @@ Result<std::string_view> LogReader::next() {
     carry_ += static_cast<size_t>(n);
     bytes_ += static_cast<size_t>(n);
   }
-  if (!checked_ && (carry_ >= 65536 || eof_)) {
+  if (!checked_ && (carry_ >= std::min<size_t>(65536, buf_.size()) || eof_)) {
     checked_ = true;
     if (looks_binary(std::string_view(buf_.data(), carry_)))
       return make_error("binary data, not a text log", shown_, "pass NCCL / PyTorch / kernel text logs (.log or .gz)");
+    json_ = looks_docker_json_log(std::string_view(buf_.data(), std::min<size_t>(carry_, 65536)));
   }
   if (carry_ == 0) return std::string_view{};
   std::string_view all(buf_.data(), carry_);
   if (eof_) {
     consumed_ = carry_;
-    return all;
+    return emit(all);
   }
   const size_t nl = all.rfind('\n');
   if (nl == std::string_view::npos) {
@@ -116,10 +120,19 @@ Result<std::string_view> LogReader::next() {
     }
     ++overlong_;  // a single line fills the block: cut it here
     consumed_ = carry_;
-    return all;
+    return emit(all);
   }
   consumed_ = nl + 1;
-  return all.substr(0, nl + 1);
+  return emit(all.substr(0, nl + 1));
+}
+
+Result<std::string_view> LogReader::emit(std::string_view block) {
+  if (!json_) return block;
+  decoded_.clear();
+  decode_docker_json_log(block, decoded_, json_line_start_);
+  // A block of entries that all decoded to nothing is not the end of input.
+  if (decoded_.empty() && !block.empty()) decoded_ = "\n";
+  return std::string_view(decoded_);
 }
 
 }  // namespace ccdiag::logs

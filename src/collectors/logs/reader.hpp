@@ -1,4 +1,5 @@
 // Streaming log reader: plain text or gzip (detected by magic, via zlib),
+// Docker json-file logs decoded back to their lines,
 // from a file or stdin ("-"), handed out as blocks of whole lines so memory
 // stays bounded (one block, default 4 MiB) whatever the file size.
 //
@@ -32,6 +33,8 @@ class LogReader {
   size_t bytes_read() const { return bytes_; }
   size_t overlong_lines() const { return overlong_; }
   bool compressed() const { return compressed_; }
+  // Docker's json-file log, handed out decoded (docker_json_log.hpp).
+  bool docker_json() const { return json_; }
 
  private:
   LogReader() = default;
@@ -47,6 +50,11 @@ class LogReader {
   bool eof_ = false;
   bool checked_ = false;
   bool compressed_ = false;
+  bool json_ = false;
+  bool json_line_start_ = true;
+  std::string decoded_;
+
+  Result<std::string_view> emit(std::string_view block);
 };
 
 // Whether `head` (the start of a file) looks like binary data rather than text.
