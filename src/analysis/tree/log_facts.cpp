@@ -463,9 +463,29 @@ struct Extractor {
 
   // `body`: the line without a launcher's, shipper's or grep's prefix (the
   // patterns anchored at a line's start read it; the rest search `text`).
+  // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
+  void record_coll_call(const logs::NcclCollLine& call, const LineWho& w, int64_t lineno, const std::string& text) {
+    const std::string key = proc_key(w) + "|" + std::string(call.comm);
+    auto it = coll_calls.find(key);
+    if (it == coll_calls.end() && coll_calls.size() < kMaxCollComms) {
+      it = coll_calls.emplace(key, CommCalls{}).first;
+      it->second.who = w;
+      it->second.lineno = lineno;
+      it->second.text = text.substr(0, 300);
+      it->second.ptr = std::string(call.comm);
+      it->second.nranks = static_cast<int>(call.nranks);
+      if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) it->second.rank = r->second;
+    }
+    if (it == coll_calls.end()) return;
+    auto& c = it->second;
+    ++c.calls;
+    c.last_op = std::max(c.last_op, call.op_count);
+    if (c.ops.size() < kMaxCollOps)
+      c.ops.push_back({call.op_count, std::string(call.func), call.count, call.datatype, call.redop, call.root});
+  }
+
   void line(const std::string& text, std::string_view body, int64_t lineno, size_t& nccl_lines,
             size_t& warn_lines) {
-    const LineText lt(text);
     static const Field version("NCCL version ", R"(NCCL version (\d+\.\d+\.\d+))");
     static const Field env(" set by environment to ", R"((NCCL_[A-Z0-9_]+) set by environment to (\S*))");
     // The address is followed by "<port>"; a pasted log may carry a placeholder ("<ip>") for it.
@@ -495,6 +515,18 @@ struct Extractor {
     static const Field ibv_call(" failed", R"((ibv_\w+) failed)");
 
     const LineWho w = who_of(text);
+    // A NCCL_DEBUG_SUBSYS=COLL line is a structured record and nothing else
+    // (a function name, counters, pointers): it is read and the line is done.
+    // A COLL log is ~90% such lines, so this is most of `diagnose --log` on one.
+    if (text.find(": opCount ") != std::string::npos && text.find("NCCL") != std::string::npos) {
+      if (auto call = logs::parse_nccl_coll_line(text); call && call->nranks > 0) {
+        ++nccl_lines;
+        record_coll_call(*call, w, lineno, text);
+        source_line_next = false;
+        return;
+      }
+    }
+    const LineText lt(text);
     const bool is_nccl = lt.has("NCCL");
     if (is_nccl) ++nccl_lines;
     std::string g1, g2, g3, g4, g5;
@@ -524,29 +556,6 @@ struct Extractor {
       if (comm_id.find(lt, &id)) comm_id_of_ptr[g1] = id;
       else if (auto it = comm_id_of_ptr.find(g1); it != comm_id_of_ptr.end()) id = it->second;
       current_comm[proc_key(w)] = !id.empty() ? id : "nranks:" + g3;
-    }
-    // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
-    if (is_nccl && lt.has(": opCount ")) {
-      if (auto call = logs::parse_nccl_coll_line(text); call && call->nranks > 0) {
-        const std::string key = proc_key(w) + "|" + std::string(call->comm);
-        auto it = coll_calls.find(key);
-        if (it == coll_calls.end() && coll_calls.size() < kMaxCollComms) {
-          it = coll_calls.emplace(key, CommCalls{}).first;
-          it->second.who = w;
-          it->second.lineno = lineno;
-          it->second.text = text.substr(0, 300);
-          it->second.ptr = std::string(call->comm);
-          it->second.nranks = static_cast<int>(call->nranks);
-          if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) it->second.rank = r->second;
-        }
-        if (it != coll_calls.end()) {
-          auto& c = it->second;
-          ++c.calls;
-          c.last_op = std::max(c.last_op, call->op_count);
-          if (c.ops.size() < kMaxCollOps)
-            c.ops.push_back({call->op_count, std::string(call->func), call->count, call->datatype, call->redop, call->root});
-        }
-      }
     }
     std::string dir;
     if (edge.find(lt, &g1, &g2, &g3, &g4, &dir, &g5)) {
