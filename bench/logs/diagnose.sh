@@ -3,7 +3,7 @@
 # gen_log.py realistic mix: a 64-rank NCCL_DEBUG=INFO job with three failed
 # sessions) against what an on-call engineer runs instead: ripgrep with the
 # same 181 signature patterns (a count of matching lines, no verdict). Whole
-# process, farm-bench pairs; the ratio is diagnose / rg. diagnose does the
+# process, paired runs (bench/common/pair_time.py); the ratio is diagnose / rg. diagnose does the
 # signature scan plus the decision tree's log facts and cues on every line.
 #
 # usage: bench/logs/diagnose.sh [BUILD_DIR] [SIZE_BYTES]
@@ -16,6 +16,6 @@ trap 'rm -rf "$WORK"' EXIT
 python3 "$HERE/gen_log.py" --size "$SIZE" --mix realistic "$WORK/job.log"
 "$BUILD/ccdiag" logs --list-signatures --json | python3 "$HERE/export_patterns.py" "$WORK"
 cat "$WORK/job.log" > /dev/null  # page cache warm for both
-# diagnose exits 1 (a problem found) on this log: farm-bench reports the exit status, not a failure.
-farm-bench -n 5 --timeout 300 --vs "rg -j1 --no-mmap -c -f $WORK/patterns.rg $WORK/job.log" -- \
+# diagnose exits 1 (a problem found) on this log: the pair timer reports the exit status, not a failure.
+python3 "$HERE/../common/pair_time.py" -n 5 --timeout 300 --vs "rg -j1 --no-mmap -c -f $WORK/patterns.rg $WORK/job.log" -- \
   "$BUILD/ccdiag" diagnose --log "$WORK/job.log"

@@ -4,7 +4,7 @@
 # --log-dir or per-rank redirection leaves them) against ripgrep with the same
 # 181 signature patterns over the same files (a count of matching lines, no
 # verdict), both on every CPU they may use, then ccdiag pinned to one CPU
-# (`taskset -c 0`): the multi-core ratio. Whole process, farm-bench pairs.
+# (`taskset -c 0`): the multi-core ratio. Whole process, paired runs (bench/common/pair_time.py).
 #
 # usage: bench/logs/diagnose_files.sh [BUILD_DIR] [SIZE_BYTES]
 set -eu
@@ -23,9 +23,9 @@ ARGS=""
 for f in "$WORK"/ranks/*.log; do ARGS="$ARGS --log $f"; done
 cat "$WORK"/ranks/*.log > /dev/null  # page cache warm for both
 echo "== ccdiag diagnose (all CPUs) vs rg (all CPUs), $(ls "$WORK/ranks" | wc -l) files"
-# diagnose exits 1 (a problem found): farm-bench reports the exit status, not a failure.
-farm-bench -n 5 --timeout 300 --vs "rg --no-mmap -c -f $WORK/patterns.rg $WORK/ranks" -- \
+# diagnose exits 1 (a problem found): the pair timer reports the exit status, not a failure.
+python3 "$HERE/../common/pair_time.py" -n 5 --timeout 300 --vs "rg --no-mmap -c -f $WORK/patterns.rg $WORK/ranks" -- \
   "$BUILD/ccdiag" diagnose $ARGS
 echo "== ccdiag diagnose (all CPUs) vs the same pinned to one CPU"
-farm-bench -n 5 --timeout 300 --vs "taskset -c 0 $BUILD/ccdiag diagnose $ARGS" -- \
+python3 "$HERE/../common/pair_time.py" -n 5 --timeout 300 --vs "taskset -c 0 $BUILD/ccdiag diagnose $ARGS" -- \
   "$BUILD/ccdiag" diagnose $ARGS

@@ -1,7 +1,7 @@
 #!/bin/sh
 # First-command latency: `ccdiag logs` on a small real file (the kernel log a
 # `ccdiag collect` wrote on a development host, ~23 KB, or FILE) against
-# ripgrep given the same 181 patterns, with farm-bench (whole process, start-up
+# ripgrep given the same 181 patterns, with paired whole-process runs (bench/common/pair_time.py, start-up
 # included; A/B ratio taken pair by pair). The built-in signatures' Hyperscan
 # database is embedded at build time (tools/sigdb), so ccdiag pays no pattern
 # compilation; rg compiles its patterns on every run.
@@ -20,4 +20,4 @@ else
 fi
 "$BUILD/ccdiag" logs --list-signatures --json | python3 "$HERE/export_patterns.py" "$WORK"
 echo "file: $(wc -c < "$FILE") bytes; prefilter: $("$BUILD/ccdiag" logs "$FILE" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["logs"]["stats"]["prefilter"])')"
-farm-bench -n 20 --vs "rg -c -f $WORK/patterns.rg $FILE" -- "$BUILD/ccdiag" logs "$FILE"
+python3 "$HERE/../common/pair_time.py" -n 20 --vs "rg -c -f $WORK/patterns.rg $FILE" -- "$BUILD/ccdiag" logs "$FILE"
