@@ -1,5 +1,7 @@
 #include "analysis/tree/log_cues.hpp"
 
+#include "analysis/tree/literal_gate.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -519,9 +521,29 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
                            R::primary, "Ray found /dev/shm under 1 GiB (" + std::string(line.substr(i, e - i)) + " bytes)",
                            {{"container_shm_too_small", 12}}});
   }
-  for (const auto& c : text_cues())
-    if (matches(c, indexed))
+  // Only the cues one of whose literals occurs in the line are tried (LiteralGate).
+  static const LiteralGate gate([] {
+    std::vector<std::vector<std::string_view>> needles;
+    for (const auto& c : text_cues()) {
+      if (c.all.empty()) {
+        needles.push_back(c.any);
+        continue;
+      }
+      std::string_view longest;
+      for (std::string_view a : c.all)
+        if (a.size() > longest.size()) longest = a;
+      needles.push_back({longest});
+    }
+    return needles;
+  }());
+  thread_local std::vector<uint64_t> open;
+  gate.candidates(line, open);
+  const auto& cues = text_cues();
+  for (size_t i = 0; i < cues.size(); ++i) {
+    const TextCue& c = cues[i];
+    if (LiteralGate::test(open, i) && matches(c, indexed))
       out.push_back(LogCue{c.id, c.layer, c.subsystem, c.severity, c.role, c.summary, c.supports});
+  }
   return out;
 }
 
@@ -569,16 +591,19 @@ bool is_failure_marker(const LineText& line) {
   if (line.text().size() < 4) return false;
   // NCCL INFO lines are set-up chatter, except an error breadcrumb ("file.cc:123 -> 2").
   if (line.has("NCCL INFO")) return line.has(" -> ") && !line.has(" -> 0");
-  static const char* const kExact[] = {"NCCL WARN", "Traceback (most recent call last)", "Xid", "Segmentation fault",
+  // string_views, not C strings: these are tried on every line (no strlen each time).
+  static constexpr std::string_view kExact[] = {"NCCL WARN", "Traceback (most recent call last)", "Xid", "Segmentation fault",
                                        "core dumped", "Killed", "SIGABRT", "SIGSEGV", "SIGKILL", "SIGTERM", "ERR!",
                                        // The watchdog reporting, not the watchdog starting ("NCCL
                                        // watchdog thread started!" is set-up chatter).
                                        "Watchdog caught", "watchdog got stuck", "Watchdog got stuck",
                                        "Unable to", "Could not", "could not",
                                        "Cannot", "cannot", "PORT_DOWN", "State: Down"};
-  for (const char* k : kExact)
+  for (std::string_view k : kExact)
     if (line.has(k)) return true;
-  for (const char* k : {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception", "exitcode"}) {
+  static constexpr std::string_view kWords[] = {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception",
+                                                "exitcode"};
+  for (std::string_view k : kWords) {
     if (!failure_word(line, k)) continue;
     // Settings and counters that merely name an error ("NCCL_IB_TIMEOUT=22", "errors: 0", "error_file: <N/A>").
     if (line.has_ci("error_file") || line.has_ci("errors: 0") || line.has_ci("error: 0") || line.has("_TIMEOUT") ||

@@ -9,6 +9,7 @@
 #include <re2/re2.h>
 
 #include "analysis/tree/line_text.hpp"
+#include "analysis/tree/literal_gate.hpp"
 #include "analysis/tree/log_cues.hpp"
 #include "analysis/tree/pasted_blocks.hpp"
 #include "ccdiag/line_prefix.hpp"
@@ -301,6 +302,23 @@ const std::vector<Signal>& signals() {
        R::primary, "an NVLink link is inactive", {{"nvlink_down_or_degraded", 10}}},
   };
   return table;
+}
+
+// What a signal needs before anything else about it can hold: the longest
+// of its "all" needles, else one of its "any" needles (LiteralGate).
+std::vector<std::vector<std::string_view>> gate_needles(const std::vector<Signal>& table) {
+  std::vector<std::vector<std::string_view>> out;
+  for (const auto& s : table) {
+    if (!s.all.empty()) {
+      std::string_view longest;
+      for (std::string_view a : s.all)
+        if (a.size() > longest.size()) longest = a;
+      out.push_back({longest});
+    } else {
+      out.push_back(s.any);
+    }
+  }
+  return out;
 }
 
 // Whether `needle` occurs in `line` other than inside a whitespace-delimited
@@ -625,8 +643,13 @@ struct Extractor {
     }
 
     // ---- mechanism signals ----
-    for (const auto& s : signals()) {
-      if (!signal_matches(s, lt)) continue;
+    static const std::vector<Signal>& table = signals();
+    static const LiteralGate gate(gate_needles(table));
+    thread_local std::vector<uint64_t> open;
+    gate.candidates(text, open);
+    for (size_t si = 0; si < table.size(); ++si) {
+      const Signal& s = table[si];
+      if (!LiteralGate::test(open, si) || !signal_matches(s, lt)) continue;
       auto& f = finding(std::string("log.") + s.id, s.layer, s.severity, s.role, s.summary, w, lineno, text);
       f.supports = s.supports;
       if (std::string_view(s.id) == "watchdog_timeout") {
