@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,10 @@ inline std::string_view utf8_prefix(std::string_view s, size_t max_bytes) {
 // cut at the very end of s (a truncated line) is dropped instead.
 std::string repair_utf8(std::string_view s);
 bool valid_utf8(std::string_view s);
+
+// Appends code point c as UTF-8; a surrogate or a value past U+10FFFF (what a
+// decoder of foreign text may produce) becomes U+FFFD.
+void append_utf8(std::string& s, uint32_t c);
 
 // Repairs every string (and object key) of j in place.
 void repair_utf8(nlohmann::json& j);

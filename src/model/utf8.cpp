@@ -95,4 +95,25 @@ std::string json_text(nlohmann::json j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+void append_utf8(std::string& s, uint32_t c) {
+  if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
+  if (c < 0x80) {
+    s += static_cast<char>(c);
+  } else if (c < 0x800) {
+    s += static_cast<char>(0xc0 | (c >> 6));
+    s += static_cast<char>(0x80 | (c & 63));
+  } else if (c < 0x10000) {
+    s += static_cast<char>(0xe0 | (c >> 12));
+    s += static_cast<char>(0x80 | ((c >> 6) & 63));
+    s += static_cast<char>(0x80 | (c & 63));
+  } else if (c < 0x110000) {
+    s += static_cast<char>(0xf0 | (c >> 18));
+    s += static_cast<char>(0x80 | ((c >> 12) & 63));
+    s += static_cast<char>(0x80 | ((c >> 6) & 63));
+    s += static_cast<char>(0x80 | (c & 63));
+  } else {
+    s += "\xef\xbf\xbd";
+  }
+}
+
 }  // namespace ccdiag

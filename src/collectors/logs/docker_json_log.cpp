@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "ccdiag/utf8.hpp"
+
 namespace ccdiag::logs {
 
 namespace {
@@ -24,24 +26,6 @@ bool read_hex4(std::string_view s, size_t i, uint32_t& out) {
     out = out * 16 + static_cast<uint32_t>(v);
   }
   return true;
-}
-
-void put_utf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // Decodes the JSON string starting at s[i] (just after its opening quote)
@@ -84,7 +68,7 @@ size_t decode_string(std::string_view s, size_t i, std::string& out) {
         } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
           cp = 0xFFFD;
         }
-        put_utf8(cp, out);
+        append_utf8(out, cp);
         break;
       }
       default: out += e; break;  // \" \\ \/

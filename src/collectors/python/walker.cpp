@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ccdiag/utf8.hpp"
 #include "collectors/python/line_table.hpp"
 
 namespace ccdiag::python {
@@ -22,27 +23,6 @@ constexpr int64_t kMaxTable = 1 << 20;     // line table bytes
 template <class T>
 std::optional<T> rd(const MemoryReader& m, uint64_t addr) {
   return RemotePtr<T>{addr}.read(m);
-}
-
-void put_utf8(std::string& s, uint32_t c) {
-  if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;  // lone surrogate
-  if (c < 0x80) {
-    s += static_cast<char>(c);
-  } else if (c < 0x800) {
-    s += static_cast<char>(0xc0 | (c >> 6));
-    s += static_cast<char>(0x80 | (c & 63));
-  } else if (c < 0x10000) {
-    s += static_cast<char>(0xe0 | (c >> 12));
-    s += static_cast<char>(0x80 | ((c >> 6) & 63));
-    s += static_cast<char>(0x80 | (c & 63));
-  } else if (c < 0x110000) {
-    s += static_cast<char>(0xf0 | (c >> 18));
-    s += static_cast<char>(0x80 | ((c >> 12) & 63));
-    s += static_cast<char>(0x80 | ((c >> 6) & 63));
-    s += static_cast<char>(0x80 | (c & 63));
-  } else {
-    s += "\xef\xbf\xbd";
-  }
 }
 
 struct CodeInfo {
@@ -80,7 +60,7 @@ std::optional<std::string> read_str(const MemoryReader& m, uint64_t obj, const L
     if (kind == 1) c = raw[i];
     else if (kind == 2) c = raw[2 * i] | (raw[2 * i + 1] << 8);
     else c = raw[4 * i] | (raw[4 * i + 1] << 8) | (raw[4 * i + 2] << 16) | (uint32_t(raw[4 * i + 3]) << 24);
-    put_utf8(out, c);
+    append_utf8(out, c);
   }
   if (*len > kMaxStr) out += "...";
   return out;
