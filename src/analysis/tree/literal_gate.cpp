@@ -16,6 +16,7 @@ struct LiteralGate::Impl {
   std::vector<std::vector<uint32_t>> owner;  // literal id -> entries it opens
   std::vector<std::string> literals;         // literal id -> text
   uint64_t compile_after = 0;
+  uint64_t serial = 0;  // unique per gate: a freed database's address may come back
   std::atomic<uint64_t> calls{0};
   std::once_flag compiled;
   void compile();
@@ -50,7 +51,7 @@ int on_match(unsigned int id, unsigned long long, unsigned long long, unsigned i
 // grows, so once fitted to a database it stays valid for it.
 struct ThreadScratch {
   hs_scratch_t* s = nullptr;
-  std::vector<const void*> fitted;  // the databases `s` was grown for
+  std::vector<uint64_t> fitted;  // the gates (by serial, never reused) `s` was grown for
   ~ThreadScratch() {
     if (s) hs_free_scratch(s);
   }
@@ -63,6 +64,8 @@ LiteralGate::LiteralGate(const std::vector<std::vector<std::string_view>>& needl
     : impl_(std::make_unique<Impl>()) {
   impl_->entries = needles.size();
   impl_->compile_after = compile_after;
+  static std::atomic<uint64_t> next_serial{1};
+  impl_->serial = next_serial.fetch_add(1, std::memory_order_relaxed);
   const size_t words = (needles.size() + 63) / 64;
   impl_->always.assign(words, 0);
   auto& literals = impl_->literals;
@@ -117,9 +120,9 @@ void LiteralGate::candidates(std::string_view line, std::vector<uint64_t>& bits)
   if (ready) {
     thread_local ThreadScratch scratch;
     bool fitted = false;
-    for (const void* d : scratch.fitted) fitted = fitted || d == impl_->db;
+    for (uint64_t g : scratch.fitted) fitted = fitted || g == impl_->serial;
     if (!fitted && hs_alloc_scratch(impl_->db, &scratch.s) == HS_SUCCESS) {
-      scratch.fitted.push_back(impl_->db);
+      scratch.fitted.push_back(impl_->serial);
       fitted = true;
     }
     if (fitted) {
