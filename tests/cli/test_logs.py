@@ -86,6 +86,26 @@ class FirstFailure(unittest.TestCase):
             shutil.rmtree(d)
 
 
+    def test_docker_json_file_log(self):
+        """The file Docker's json-file driver writes (one {"log","stream","time"} object a line) reads as
+        the lines the ranks wrote: the same first failure, culprit and cascades as the plain log."""
+        d = tempfile.mkdtemp()
+        try:
+            src = os.path.join(LOGS, "ib_retry_exceeded_16_ranks_interleaved.log")
+            path = os.path.join(d, "0123abcd-json.log")
+            with open(src) as i, open(path, "w") as o:
+                for n, line in enumerate(i):
+                    o.write(json.dumps({"log": line, "stream": "stderr",
+                                        "time": "2024-05-01T12:%02d:%02d.123456789Z" % (n // 60 % 60, n % 60)},
+                                       separators=(",", ":")) + "\n")
+            doc, _ = run_json(["logs", path], expect_rc=1)
+            self.check_16_ranks(doc)
+            plain, _ = run_json(["logs", src], expect_rc=1)
+            self.assertEqual(sorted(f["id"] for f in doc["findings"]), sorted(f["id"] for f in plain["findings"]))
+        finally:
+            shutil.rmtree(d)
+
+
 class Cases(unittest.TestCase):
     """Each real incident yields the findings its case file describes."""
 
