@@ -29,15 +29,6 @@ namespace ccdiag {
 
 namespace {
 
-// Feeds a block of whole lines to the extractor, one line at a time.
-void feed_lines(LogFactExtractor& x, std::string_view block) {
-  while (!block.empty()) {
-    const size_t nl = block.find('\n');
-    x.line(block.substr(0, nl));
-    block = nl == std::string_view::npos ? std::string_view{} : block.substr(nl + 1);
-  }
-}
-
 // One file's facts from its own read of the file (the analyser reads it too).
 Status file_facts(const LogFile& f, EvidenceSet& out) {
   auto r = logs::LogReader::open(f.path, f.shown);
@@ -47,7 +38,7 @@ Status file_facts(const LogFile& f, EvidenceSet& out) {
     auto block = (*r)->next();
     if (!block) return block.error();
     if (block->empty()) break;
-    feed_lines(x, *block);
+    x.lines(*block);
   }
   x.finish();
   return Ok{};
@@ -134,7 +125,7 @@ Status ingest_logs(const std::vector<LogFile>& files, EvidenceSet& set) {
         return make_error(st.error().message, f.shown, "check the path given to --log");
     } else {
       LogFactExtractor x(f.shown, f.host, facts);
-      auto tap = [&x](std::string_view block) { feed_lines(x, block); };
+      auto tap = [&x](std::string_view block) { x.lines(block); };
       if (auto st = (*analyzer)->add_file(logs::LogInput{f.path, f.shown, f.host}, tap); !st)
         return make_error(st.error().message, f.shown, "check the path given to --log");
       x.finish();

@@ -1,6 +1,7 @@
 #include "analysis/tree/literal_gate.hpp"
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -30,6 +31,12 @@ struct LiteralGate::Impl {
 
 namespace {
 
+// A number per database for the thread scratch spaces: unique, never reused.
+uint64_t next_serial() {
+  static std::atomic<uint64_t> serial{1};
+  return serial.fetch_add(1, std::memory_order_relaxed);
+}
+
 void set_bit(std::vector<uint64_t>& bits, size_t i) { bits[i >> 6] |= uint64_t{1} << (i & 63); }
 
 #ifdef CCDIAG_HAVE_HYPERSCAN
@@ -45,17 +52,26 @@ int on_match(unsigned int id, unsigned long long, unsigned long long, unsigned i
 }
 
 // One scratch space per thread (the log facts of several files are extracted
-// on worker threads), grown for every gate that thread uses.
+// on worker threads), grown for every database that thread uses.
 // hs_alloc_scratch checks the whole database (a CRC over it) on every call,
-// so it is called once per thread and gate, not per line: a scratch only
+// so it is called once per thread and database, not per line: a scratch only
 // grows, so once fitted to a database it stays valid for it.
 struct ThreadScratch {
   hs_scratch_t* s = nullptr;
-  std::vector<uint64_t> fitted;  // the gates (by serial, never reused) `s` was grown for
+  std::vector<uint64_t> fitted;  // the databases (by serial, never reused) `s` was grown for
   ~ThreadScratch() {
     if (s) hs_free_scratch(s);
   }
 };
+
+hs_scratch_t* scratch_for(const hs_database_t* db, uint64_t serial) {
+  thread_local ThreadScratch scratch;
+  for (uint64_t g : scratch.fitted)
+    if (g == serial) return scratch.s;
+  if (hs_alloc_scratch(db, &scratch.s) != HS_SUCCESS) return nullptr;
+  scratch.fitted.push_back(serial);
+  return scratch.s;
+}
 #endif
 
 }  // namespace
@@ -64,8 +80,7 @@ LiteralGate::LiteralGate(const std::vector<std::vector<std::string_view>>& needl
     : impl_(std::make_unique<Impl>()) {
   impl_->entries = needles.size();
   impl_->compile_after = compile_after;
-  static std::atomic<uint64_t> next_serial{1};
-  impl_->serial = next_serial.fetch_add(1, std::memory_order_relaxed);
+  impl_->serial = next_serial();
   const size_t words = (needles.size() + 63) / 64;
   impl_->always.assign(words, 0);
   auto& literals = impl_->literals;
@@ -118,23 +133,111 @@ void LiteralGate::candidates(std::string_view line, std::vector<uint64_t>& bits)
     ready = impl_->db != nullptr;
   }
   if (ready) {
-    thread_local ThreadScratch scratch;
-    bool fitted = false;
-    for (uint64_t g : scratch.fitted) fitted = fitted || g == impl_->serial;
-    if (!fitted && hs_alloc_scratch(impl_->db, &scratch.s) == HS_SUCCESS) {
-      scratch.fitted.push_back(impl_->serial);
-      fitted = true;
-    }
-    if (fitted) {
+    if (hs_scratch_t* scratch = scratch_for(impl_->db, impl_->serial)) {
       bits = impl_->always;
       ScanState st{&impl_->owner, &bits};
-      if (hs_scan(impl_->db, line.data(), static_cast<unsigned>(line.size()), 0, scratch.s, on_match, &st) ==
+      if (hs_scan(impl_->db, line.data(), static_cast<unsigned>(line.size()), 0, scratch, on_match, &st) ==
           HS_SUCCESS)
         return;
     }
   }
 #endif
   bits.assign(words, ~uint64_t{0});  // no gate: try everything
+}
+
+struct LineSieve::Impl {
+  bool usable = false;
+  uint64_t serial = 0;
+#ifdef CCDIAG_HAVE_HYPERSCAN
+  hs_database_t* db = nullptr;
+  ~Impl() {
+    if (db) hs_free_database(db);
+  }
+#endif
+};
+
+LineSieve::LineSieve(const LineLiterals& literals) : impl_(std::make_unique<Impl>()) {
+  impl_->serial = next_serial();
+#ifdef CCDIAG_HAVE_HYPERSCAN
+  if (!literals.complete) return;
+  std::vector<const char*> exprs;
+  std::vector<size_t> lens;
+  std::vector<unsigned> flags, ids;
+  auto add = [&](std::string_view lit, unsigned flag) {
+    exprs.push_back(lit.data());
+    lens.push_back(lit.size());
+    flags.push_back(flag);
+    ids.push_back(static_cast<unsigned>(ids.size()));
+  };
+  for (std::string_view l : literals.exact) {
+    // An empty literal occurs in every line; one spanning a newline in none
+    // (the lines are tested one at a time): neither can be sieved.
+    if (l.empty() || l.find('\n') != std::string_view::npos) return;
+    add(l, 0);
+  }
+  for (std::string_view l : literals.folded) {
+    if (l.empty() || l.find('\n') != std::string_view::npos) return;
+    add(l, HS_FLAG_CASELESS);
+  }
+  if (exprs.empty()) return;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(), static_cast<unsigned>(exprs.size()),
+                           HS_MODE_BLOCK, nullptr, &impl_->db, &err) != HS_SUCCESS) {
+    if (err) hs_free_compile_error(err);
+    impl_->db = nullptr;
+    return;
+  }
+  impl_->usable = true;
+#else
+  (void)literals;
+#endif
+}
+
+LineSieve::~LineSieve() = default;
+
+#ifdef CCDIAG_HAVE_HYPERSCAN
+namespace {
+// Matches come in order of their end offset; a literal holds no newline, so
+// the line a match ends in holds all of it.
+struct SieveState {
+  const std::vector<size_t>* newlines;
+  size_t line = 0;
+  std::vector<uint8_t>* hot;
+};
+
+int on_sieve_match(unsigned int, unsigned long long, unsigned long long to, unsigned int, void* ctx) {
+  auto* st = static_cast<SieveState*>(ctx);
+  const auto& nl = *st->newlines;
+  while (st->line < nl.size() && nl[st->line] < to) ++st->line;
+  (*st->hot)[st->line] = 1;
+  return 0;
+}
+}  // namespace
+#endif
+
+bool LineSieve::hot_lines(std::string_view block, std::vector<uint8_t>& hot) const {
+#ifdef CCDIAG_HAVE_HYPERSCAN
+  if (!impl_->usable || block.size() > 0xffffffffu) return false;
+  hs_scratch_t* scratch = scratch_for(impl_->db, impl_->serial);
+  if (!scratch) return false;
+  thread_local std::vector<size_t> newlines;
+  newlines.clear();
+  for (const char* p = block.data(); const void* q = std::memchr(p, '\n', static_cast<size_t>(block.data() + block.size() - p));) {
+    const char* at = static_cast<const char*>(q);
+    newlines.push_back(static_cast<size_t>(at - block.data()));
+    p = at + 1;
+  }
+  const bool unterminated = !block.empty() && block.back() != '\n';
+  hot.assign(newlines.size() + (unterminated ? 1 : 0), 0);
+  if (hot.empty()) return true;
+  SieveState st{&newlines, 0, &hot};
+  return hs_scan(impl_->db, block.data(), static_cast<unsigned>(block.size()), 0, scratch, on_sieve_match, &st) ==
+         HS_SUCCESS;
+#else
+  (void)block;
+  (void)hot;
+  return false;
+#endif
 }
 
 }  // namespace ccdiag

@@ -38,4 +38,36 @@ class LiteralGate {
   std::unique_ptr<Impl> impl_;
 };
 
+// Literals a line must contain for some test to hold on it: `exact` as
+// written, `folded` in any ASCII case. `complete` is false where some test
+// needs no literal at all (then no line may be skipped).
+struct LineLiterals {
+  std::vector<std::string_view> exact;
+  std::vector<std::string_view> folded;
+  bool complete = true;
+};
+
+// Which lines of a block contain any of a set of literals, in one scan of the
+// whole block: the lines of a large log that none of the tests can hold on
+// (the plain progress lines of a training job, ~95% of it) are then skipped
+// without being looked at one by one. Exact: a line is reported quiet only
+// if no literal occurs in it.
+class LineSieve {
+ public:
+  explicit LineSieve(const LineLiterals& literals);
+  ~LineSieve();
+  LineSieve(const LineSieve&) = delete;
+  LineSieve& operator=(const LineSieve&) = delete;
+
+  // hot[k] = 1 where the k-th line of `block` (lines end at '\n'; a last
+  // line may lack one) holds a literal. False where it cannot tell (no
+  // Hyperscan, an incomplete literal set, a failed scan): every line is then
+  // to be read. Safe to call from several threads at once.
+  bool hot_lines(std::string_view block, std::vector<uint8_t>& hot) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace ccdiag

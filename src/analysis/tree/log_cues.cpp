@@ -473,6 +473,27 @@ bool nccl_tests_file(std::string_view path) { return path.rfind("common.c", 0) =
 
 }  // namespace
 
+namespace {
+
+// The literals one of which each cue of the table needs: one of its "any"
+// literals, or its longest "all" literal (every one must occur).
+std::vector<std::vector<std::string_view>> cue_needles() {
+  std::vector<std::vector<std::string_view>> needles;
+  for (const auto& c : text_cues()) {
+    if (c.all.empty()) {
+      needles.push_back(c.any);
+      continue;
+    }
+    std::string_view longest;
+    for (std::string_view a : c.all)
+      if (a.size() > longest.size()) longest = a;
+    needles.push_back({longest});
+  }
+  return needles;
+}
+
+}  // namespace
+
 std::vector<LogCue> line_cues(const LineText& indexed) {
   const std::string_view line = indexed.text();
   std::vector<LogCue> out;
@@ -522,20 +543,7 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
                            {{"container_shm_too_small", 12}}});
   }
   // Only the cues one of whose literals occurs in the line are tried (LiteralGate).
-  static const LiteralGate gate([] {
-    std::vector<std::vector<std::string_view>> needles;
-    for (const auto& c : text_cues()) {
-      if (c.all.empty()) {
-        needles.push_back(c.any);
-        continue;
-      }
-      std::string_view longest;
-      for (std::string_view a : c.all)
-        if (a.size() > longest.size()) longest = a;
-      needles.push_back({longest});
-    }
-    return needles;
-  }());
+  static const LiteralGate gate(cue_needles());
   thread_local std::vector<uint64_t> open;
   gate.candidates(line, open);
   const auto& cues = text_cues();
@@ -548,6 +556,22 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
 }
 
 namespace {
+
+// What is_failure_marker looks for. string_views, not C strings: these are
+// tried on every line (no strlen each time).
+constexpr std::string_view kMarkerExact[] = {
+    "NCCL WARN", "Traceback (most recent call last)", "Xid", "Segmentation fault", "core dumped", "Killed", "SIGABRT",
+    "SIGSEGV", "SIGKILL", "SIGTERM", "ERR!",
+    // The watchdog reporting, not the watchdog starting ("NCCL
+    // watchdog thread started!" is set-up chatter).
+    "Watchdog caught", "watchdog got stuck", "Watchdog got stuck", "Unable to", "Could not", "could not", "Cannot",
+    "cannot", "PORT_DOWN", "State: Down"};
+// Failure words, in any case (failure_word).
+constexpr std::string_view kMarkerWords[] = {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception",
+                                             "exitcode"};
+// The literals line_cues tests before its table: a WARN line or an error
+// breadcrumb may name its NCCL source file; /dev/shm sizes.
+constexpr std::string_view kCuePrelude[] = {" WARN ", "NCCL WARN", " -> ", "/dev/shm"};
 
 char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
 
@@ -591,19 +615,9 @@ bool is_failure_marker(const LineText& line) {
   if (line.text().size() < 4) return false;
   // NCCL INFO lines are set-up chatter, except an error breadcrumb ("file.cc:123 -> 2").
   if (line.has("NCCL INFO")) return line.has(" -> ") && !line.has(" -> 0");
-  // string_views, not C strings: these are tried on every line (no strlen each time).
-  static constexpr std::string_view kExact[] = {"NCCL WARN", "Traceback (most recent call last)", "Xid", "Segmentation fault",
-                                       "core dumped", "Killed", "SIGABRT", "SIGSEGV", "SIGKILL", "SIGTERM", "ERR!",
-                                       // The watchdog reporting, not the watchdog starting ("NCCL
-                                       // watchdog thread started!" is set-up chatter).
-                                       "Watchdog caught", "watchdog got stuck", "Watchdog got stuck",
-                                       "Unable to", "Could not", "could not",
-                                       "Cannot", "cannot", "PORT_DOWN", "State: Down"};
-  for (std::string_view k : kExact)
+  for (std::string_view k : kMarkerExact)
     if (line.has(k)) return true;
-  static constexpr std::string_view kWords[] = {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception",
-                                                "exitcode"};
-  for (std::string_view k : kWords) {
+  for (std::string_view k : kMarkerWords) {
     if (!failure_word(line, k)) continue;
     // Settings and counters that merely name an error ("NCCL_IB_TIMEOUT=22", "errors: 0", "error_file: <N/A>").
     if (line.has_ci("error_file") || line.has_ci("errors: 0") || line.has_ci("error: 0") || line.has("_TIMEOUT") ||
@@ -612,6 +626,18 @@ bool is_failure_marker(const LineText& line) {
     return true;
   }
   return false;
+}
+
+void add_cue_literals(LineLiterals& out) {
+  for (const auto& needles : cue_needles()) {
+    if (needles.empty()) out.complete = false;  // a cue tried on every line
+    for (std::string_view n : needles) out.exact.push_back(n);
+  }
+  for (std::string_view l : kCuePrelude) out.exact.push_back(l);
+  for (std::string_view l : kMarkerExact) out.exact.push_back(l);
+  for (std::string_view l : kMarkerWords) out.folded.push_back(l);
+  // is_failure_marker: an NCCL INFO line is a marker only as an error breadcrumb.
+  out.exact.push_back("NCCL INFO");
 }
 
 }  // namespace ccdiag

@@ -23,6 +23,7 @@
 #include "ccdiag/finding.hpp"
 #include "ccdiag/layer.hpp"
 #include "analysis/tree/line_text.hpp"
+#include "analysis/tree/literal_gate.hpp"
 
 namespace ccdiag {
 
@@ -46,5 +47,10 @@ std::optional<std::string> nccl_source_file(std::string_view line);
 // Whether the line reports a failure (see above).
 bool is_failure_marker(const LineText& line);
 inline bool is_failure_marker(std::string_view line) { return is_failure_marker(LineText(line)); }
+
+// Adds to `out` every literal line_cues() needs one of to return a cue, and
+// every literal is_failure_marker() needs one of to hold (a line with none of
+// them gets neither: log_facts.cpp skips it unread).
+void add_cue_literals(LineLiterals& out);
 
 }  // namespace ccdiag

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -321,6 +322,44 @@ std::vector<std::vector<std::string_view>> gate_needles(const std::vector<Signal
   return out;
 }
 
+// The literals Extractor::line tests for outside the signal table (its
+// fields' literals, its own checks), each a literal every line that a check
+// can hold on contains. A line with none of these, none of a signal's and
+// none of a cue's (add_cue_literals) makes Extractor::line do nothing but
+// clear source_line_next (and, with PastedBlocks::add_literals' literals
+// absent too, no pasted block can start): LogFactExtractor::lines skips it. A check added to
+// Extractor::line must add its literal here; the unit test "[facts-sieve]"
+// compares sieved and unsieved facts on the real incident corpus and logs.
+constexpr std::string_view kFactLiterals[] = {
+    "NCCL",  // is_nccl (nccl_lines), COLL calls, version, WARN, nranks, GDR, remoteGid
+    " set by environment to ", "Bootstrap", "NET/", "comm 0x", " via ", "Access Peer", "Init COMPLETE",
+    "Setting affinity", "Connected all rings", "# Using devices", "Avg bus bandwidth", "Out of bounds values",
+    // torchrun's failure block and signals
+    "local_rank", "host", "exitcode", "received by PID",
+    // IB completions, RoCE, QPs, `ip addr`
+    "Got completion", "inet", "RoCE", "link_layer", "IBV_WC_RETRY_EXC_ERR", "with status=12", "with error 12",
+    "ibv_modify_qp",
+    // a collective failed
+    "Watchdog caught collective operation timeout", "Connection closed by peer", "gloo",
+    // an uncaught Python exception
+    "Error: ", "Exception: ",
+    // a traceback frame header: the next line is its source code, not a report
+    "File \"",
+    // ANSI colour is removed before the checks: a literal may only appear then.
+    "\x1b"};
+
+LineLiterals fact_literals() {
+  LineLiterals out;
+  for (const auto& needles : gate_needles(signals())) {
+    if (needles.empty()) out.complete = false;
+    for (std::string_view n : needles) out.exact.push_back(n);
+  }
+  for (std::string_view l : kFactLiterals) out.exact.push_back(l);
+  add_cue_literals(out);
+  PastedBlocks::add_literals(out);
+  return out;
+}
+
 // Whether `needle` occurs in `line` other than inside a whitespace-delimited
 // token that contains a '/' (a file path).
 bool has_outside_paths(const LineText& line, std::string_view needle) {
@@ -501,6 +540,10 @@ struct Extractor {
     if (c.ops.size() < kMaxCollOps)
       c.ops.push_back({call.op_count, std::string(call.func), call.count, call.datatype, call.redop, call.root});
   }
+
+  // A line with none of fact_literals(): no check can hold on it, so all
+  // line() would do is this.
+  void quiet() { source_line_next = false; }
 
   void line(const std::string& text, std::string_view body, int64_t lineno, size_t& nccl_lines,
             size_t& warn_lines) {
@@ -765,22 +808,47 @@ struct LogFactExtractor::Impl {
   PastedBlocks blocks;
   int64_t lineno = 0;
   size_t nccl_lines = 0, warn_lines = 0;
-  Impl(const std::string& s, const std::string& h, EvidenceSet& set)
-      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}} {}
+  size_t sieve_from;
+  std::vector<uint8_t> hot;  // of the block being read
+  Impl(const std::string& s, const std::string& h, EvidenceSet& set, size_t from)
+      : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}}, sieve_from(from) {}
+  void line(std::string_view raw, bool hot);
 };
 
-LogFactExtractor::LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set)
-    : impl_(std::make_unique<Impl>(source, host, set)) {}
+LogFactExtractor::LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set,
+                                   size_t sieve_from)
+    : impl_(std::make_unique<Impl>(source, host, set, sieve_from)) {}
 
 LogFactExtractor::~LogFactExtractor() = default;
 
-void LogFactExtractor::line(std::string_view raw) {
-  ++impl_->lineno;
+void LogFactExtractor::line(std::string_view raw) { impl_->line(raw, true); }
+
+void LogFactExtractor::lines(std::string_view block) {
+  // Compiled on the first large block, once per process.
+  static const LineSieve sieve(fact_literals());
+  const bool sieved = block.size() >= impl_->sieve_from && sieve.hot_lines(block, impl_->hot);
+  for (size_t k = 0; !block.empty(); ++k) {
+    const size_t nl = block.find('\n');
+    impl_->line(block.substr(0, nl), !sieved || impl_->hot[k]);
+    block = nl == std::string_view::npos ? std::string_view{} : block.substr(nl + 1);
+  }
+}
+
+void LogFactExtractor::Impl::line(std::string_view raw, bool hot) {
+  ++lineno;
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) raw.remove_suffix(1);
   // A carriage return inside a line is a terminal redraw (tqdm): what the
   // terminal finally showed is the text after the last one (as the analyser reads it).
-  if (const size_t cr = raw.rfind('\r'); cr != std::string_view::npos) raw.remove_prefix(cr + 1);
+  // (memrchr: string_view::rfind is a byte loop, and this is every line.)
+  if (const void* cr = memrchr(raw.data(), '\r', raw.size()))
+    raw.remove_prefix(static_cast<size_t>(static_cast<const char*>(cr) - raw.data()) + 1);
   if (raw.empty()) return;
+  if (!hot && blocks.idle()) {
+    // None of the literals of a check or of a block's start: most lines of a
+    // large log, done without copying or parsing them.
+    ex.quiet();
+    return;
+  }
   std::string line(raw.substr(0, kMaxLine));
   if (line.find('\x1b') != std::string::npos) logs::strip_ansi(line);
   try {
@@ -792,8 +860,9 @@ void LogFactExtractor::line(std::string_view raw) {
     // text keeps the indentation before it.
     const std::string_view body = logs::parse_line_prefix(line).body;
     const std::string_view pasted = without_prefix(line, body);
-    impl_->ex.line(line, body, impl_->lineno, impl_->nccl_lines, impl_->warn_lines);
-    impl_->blocks.line(pasted, impl_->lineno);
+    if (hot) ex.line(line, body, lineno, nccl_lines, warn_lines);
+    else ex.quiet();
+    blocks.line(pasted, lineno);
   } catch (const std::exception&) {
     // A number can overflow stoi: one bad line is skipped, never fatal.
   }
@@ -906,13 +975,10 @@ void LogFactExtractor::finish() {
   }
 }
 
-void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set) {
-  LogFactExtractor x(source, host, set);
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    x.line(text.substr(0, nl));
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-  }
+void extract_log_facts(std::string_view text, const std::string& source, const std::string& host, EvidenceSet& set,
+                       size_t sieve_from) {
+  LogFactExtractor x(source, host, set, sieve_from);
+  x.lines(text);
   x.finish();
 }
 

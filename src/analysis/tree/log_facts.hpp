@@ -35,9 +35,19 @@ class LogFactExtractor {
   // `source` names the file for provenance; `host` is the host the file came
   // from (bundle host) or empty, in which case the NCCL line prefix names it.
   // `set` must outlive the extractor.
-  LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set);
+  //
+  // `sieve_from`: blocks given to lines() of at least this many bytes are
+  // first sieved in one scan for the literals some test needs; the lines
+  // that hold none (most of a training log) are then only counted and shown
+  // to the pasted-block reader. The facts are the same either way; a small
+  // block is not worth compiling the sieve for.
+  static constexpr size_t kSieveFrom = 64 * 1024;
+  LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set,
+                   size_t sieve_from = kSieveFrom);
   ~LogFactExtractor();
   void line(std::string_view raw);
+  // A block of whole lines, each ended by '\n' (a last line may lack one).
+  void lines(std::string_view block);
   void finish();  // appends log.facts_summary {lines, nccl_lines, warn_lines}
 
  private:
@@ -47,6 +57,6 @@ class LogFactExtractor {
 
 // The whole text at once (tests, stdin, fuzzing).
 void extract_log_facts(std::string_view text, const std::string& source, const std::string& host,
-                       EvidenceSet& set);
+                       EvidenceSet& set, size_t sieve_from = LogFactExtractor::kSieveFrom);
 
 }  // namespace ccdiag

@@ -254,6 +254,13 @@ void PastedBlocks::line(std::string_view text, int64_t lineno) {
     fm_failed_ = Hit{lineno, std::string(text.substr(0, 300))};
 }
 
+void PastedBlocks::add_literals(LineLiterals& out) {
+  // nvidia-smi topo -m's header, setpci, a gdb/eu-stack frame ("#3 0x..")
+  // or py-spy's ("    name (file.py:12)"), a p2pBandwidthLatencyTest
+  // matrix's title, the fabric manager.
+  for (std::string_view l : {"GPU0", "setpci", "#", " (", "P2P=", "abric"}) out.exact.push_back(l);
+}
+
 void PastedBlocks::finish(const std::string& source, const std::string& host, EvidenceSet& set) {
   auto add = [&](std::string id, Layer layer, std::string summary, int64_t lineno, std::string excerpt,
                  std::vector<CauseSupport> supports) {

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/tree/literal_gate.hpp"
 #include "ccdiag/evidence_set.hpp"
 
 namespace ccdiag {
@@ -42,6 +43,13 @@ namespace ccdiag {
 class PastedBlocks {
  public:
   void line(std::string_view text, int64_t lineno);
+  // No block is open: then a line changes nothing unless it holds one of
+  // add_literals()' literals (one that can open a block), so a line without
+  // any may be skipped unread.
+  bool idle() const {
+    return topo_columns_.empty() && !in_acs_read_ && frames_.empty() && !open_matrix_ && !fm_unit_line_;
+  }
+  static void add_literals(LineLiterals& out);
   // Appends the block findings (subject host when known) to `set`.
   void finish(const std::string& source, const std::string& host, EvidenceSet& set);
 

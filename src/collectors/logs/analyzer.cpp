@@ -11,6 +11,7 @@
 
 #include <re2/re2.h>
 
+#include "ccdiag/text_scan.hpp"
 #include "ccdiag/utf8.hpp"
 #include "collectors/kernel/xid.hpp"
 #include "collectors/logs/captures.hpp"
@@ -93,22 +94,6 @@ struct Confirmed {
   }
   std::optional<int64_t> rank() const { return rank_override ? rank_override : fields.integer("rank"); }
 };
-
-// '\n' bytes in [p, p + n), eight at a time (SWAR: a zero byte of x ^ 0x0a..0a
-// sets that byte's top bit of the mask, without carries between bytes).
-size_t count_newlines(const char* p, size_t n) {
-  size_t count = 0, i = 0;
-  constexpr uint64_t kOnes = 0x0101010101010101ULL, kNl = kOnes * '\n', kLow7 = 0x7f7f7f7f7f7f7f7fULL;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    const uint64_t x = w ^ kNl;
-    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
-    count += static_cast<size_t>(((zero >> 7) * kOnes) >> 56);  // sum of the 0/1 bytes
-  }
-  for (; i < n; ++i) count += p[i] == '\n';
-  return count;
-}
 
 struct Group {
   unsigned sig = 0;

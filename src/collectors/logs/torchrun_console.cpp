@@ -1,6 +1,7 @@
 #include "collectors/logs/torchrun_console.hpp"
 
 #include "ccdiag/line_prefix.hpp"
+#include "ccdiag/text_scan.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -243,10 +244,10 @@ void TorchrunConsoleParser::feed_block(std::string_view block) {
     static constexpr std::string_view kMarkers[] = {"closing signal", "Failures:", "Root Cause"};
     bool any = false;
     for (auto m : kMarkers)
-      if (block.find(m) != std::string_view::npos) any = true;
+      if (contains(block, m)) any = true;
     if (!any) {
       // Keep the line count right for provenance.
-      line_ += std::count(block.begin(), block.end(), '\n');
+      line_ += static_cast<int64_t>(count_newlines(block.data(), block.size()));
       if (!block.empty() && block.back() != '\n') {
         const size_t nl = block.rfind('\n');
         carry_.assign(block.substr(nl == std::string_view::npos ? 0 : nl + 1));

@@ -1,0 +1,34 @@
+// Whole-block byte scans shared by the log readers: what is done to every
+// byte of a multi-gigabyte log must not be a byte-at-a-time loop.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace ccdiag {
+
+// '\n' bytes in [p, p + n), eight at a time (SWAR: a zero byte of x ^ 0x0a..0a
+// sets that byte's top bit of the mask, without carries between bytes).
+inline size_t count_newlines(const char* p, size_t n) {
+  size_t count = 0, i = 0;
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kNl = kOnes * '\n', kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t x = w ^ kNl;
+    const uint64_t zero = ~(((x & kLow7) + kLow7) | x | kLow7);
+    count += static_cast<size_t>(((zero >> 7) * kOnes) >> 56);  // sum of the 0/1 bytes
+  }
+  for (; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
+
+// Whether `needle` occurs in `hay`: glibc's memmem, not string_view::find,
+// whose memchr on the needle's first byte stops at every common letter.
+inline bool contains(std::string_view hay, std::string_view needle) {
+  return memmem(hay.data(), hay.size(), needle.data(), needle.size()) != nullptr;
+}
+
+}  // namespace ccdiag
