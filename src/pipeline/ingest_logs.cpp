@@ -9,8 +9,9 @@
 // state is its own), so with several files and several CPUs they are
 // extracted on worker threads, each file into its own set, while this thread
 // runs the analyser over the files in order; the sets are appended in input
-// order, which is exactly what one thread appends. On one CPU, or one file,
-// the analyser hands each block it reads to the extractor instead (one read).
+// order, which is exactly what one thread appends. With one file, the
+// analyser hands each block it reads to the extractor instead (one read): on
+// a second thread through a BlockPipe when there is a second CPU.
 #include <sched.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "analysis/tree/log_facts.hpp"
 #include "collectors/logs/analyzer.hpp"
 #include "collectors/logs/reader.hpp"
+#include "pipeline/block_pipe.hpp"
 #include "pipeline/ingest.hpp"
 
 namespace ccdiag {
@@ -123,6 +125,18 @@ Status ingest_logs(const std::vector<LogFile>& files, EvidenceSet& set) {
     } else if (parallel) {
       if (auto st = (*analyzer)->add_file(logs::LogInput{f.path, f.shown, f.host}); !st)
         return make_error(st.error().message, f.shown, "check the path given to --log");
+    } else if (cpus >= 2) {
+      // One file (or one on disk beside stdin): the facts of its blocks are
+      // extracted on a second thread while this one runs the analyser.
+      LogFactExtractor x(f.shown, f.host, facts);
+      Status st = Ok{};
+      {
+        BlockPipe pipe([&x](std::string_view block) { x.lines(block); });
+        st = (*analyzer)->add_file(logs::LogInput{f.path, f.shown, f.host},
+                                   [&pipe](std::string_view block) { pipe.push(block); });
+      }  // every block extracted
+      if (!st) return make_error(st.error().message, f.shown, "check the path given to --log");
+      x.finish();
     } else {
       LogFactExtractor x(f.shown, f.host, facts);
       auto tap = [&x](std::string_view block) { x.lines(block); };

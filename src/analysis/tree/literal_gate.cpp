@@ -148,6 +148,7 @@ void LiteralGate::candidates(std::string_view line, std::vector<uint64_t>& bits)
 struct LineSieve::Impl {
   bool usable = false;
   uint64_t serial = 0;
+  std::vector<uint8_t> bit;  // literal id -> its set's bit
 #ifdef CCDIAG_HAVE_HYPERSCAN
   hs_database_t* db = nullptr;
   ~Impl() {
@@ -156,28 +157,31 @@ struct LineSieve::Impl {
 #endif
 };
 
-LineSieve::LineSieve(const LineLiterals& literals) : impl_(std::make_unique<Impl>()) {
+LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_unique<Impl>()) {
   impl_->serial = next_serial();
 #ifdef CCDIAG_HAVE_HYPERSCAN
-  if (!literals.complete) return;
+  if (sets.size() > 8) return;
   std::vector<const char*> exprs;
   std::vector<size_t> lens;
   std::vector<unsigned> flags, ids;
-  auto add = [&](std::string_view lit, unsigned flag) {
+  // An empty literal occurs in every line; one spanning a newline in none
+  // (the lines are tested one at a time): neither can be sieved.
+  auto add = [&](std::string_view lit, unsigned flag, uint8_t bit) {
+    if (lit.empty() || lit.find('\n') != std::string_view::npos) return false;
     exprs.push_back(lit.data());
     lens.push_back(lit.size());
     flags.push_back(flag);
     ids.push_back(static_cast<unsigned>(ids.size()));
+    impl_->bit.push_back(bit);
+    return true;
   };
-  for (std::string_view l : literals.exact) {
-    // An empty literal occurs in every line; one spanning a newline in none
-    // (the lines are tested one at a time): neither can be sieved.
-    if (l.empty() || l.find('\n') != std::string_view::npos) return;
-    add(l, 0);
-  }
-  for (std::string_view l : literals.folded) {
-    if (l.empty() || l.find('\n') != std::string_view::npos) return;
-    add(l, HS_FLAG_CASELESS);
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (!sets[i].complete) return;
+    const auto bit = static_cast<uint8_t>(1u << i);
+    for (std::string_view l : sets[i].exact)
+      if (!add(l, 0, bit)) return;
+    for (std::string_view l : sets[i].folded)
+      if (!add(l, HS_FLAG_CASELESS, bit)) return;
   }
   if (exprs.empty()) return;
   hs_compile_error_t* err = nullptr;
@@ -189,7 +193,7 @@ LineSieve::LineSieve(const LineLiterals& literals) : impl_(std::make_unique<Impl
   }
   impl_->usable = true;
 #else
-  (void)literals;
+  (void)sets;
 #endif
 }
 
@@ -201,41 +205,43 @@ namespace {
 // the line a match ends in holds all of it.
 struct SieveState {
   const std::vector<size_t>* newlines;
+  const std::vector<uint8_t>* bit;
   size_t line = 0;
-  std::vector<uint8_t>* hot;
+  std::vector<uint8_t>* marks;
 };
 
-int on_sieve_match(unsigned int, unsigned long long, unsigned long long to, unsigned int, void* ctx) {
+int on_sieve_match(unsigned int id, unsigned long long, unsigned long long to, unsigned int, void* ctx) {
   auto* st = static_cast<SieveState*>(ctx);
   const auto& nl = *st->newlines;
   while (st->line < nl.size() && nl[st->line] < to) ++st->line;
-  (*st->hot)[st->line] = 1;
+  (*st->marks)[st->line] |= (*st->bit)[id];
   return 0;
 }
 }  // namespace
 #endif
 
-bool LineSieve::hot_lines(std::string_view block, std::vector<uint8_t>& hot) const {
+bool LineSieve::mark_lines(std::string_view block, std::vector<uint8_t>& marks) const {
 #ifdef CCDIAG_HAVE_HYPERSCAN
   if (!impl_->usable || block.size() > 0xffffffffu) return false;
   hs_scratch_t* scratch = scratch_for(impl_->db, impl_->serial);
   if (!scratch) return false;
   thread_local std::vector<size_t> newlines;
   newlines.clear();
-  for (const char* p = block.data(); const void* q = std::memchr(p, '\n', static_cast<size_t>(block.data() + block.size() - p));) {
+  const char* const end = block.data() + block.size();
+  for (const char* p = block.data(); const void* q = std::memchr(p, '\n', static_cast<size_t>(end - p));) {
     const char* at = static_cast<const char*>(q);
     newlines.push_back(static_cast<size_t>(at - block.data()));
     p = at + 1;
   }
   const bool unterminated = !block.empty() && block.back() != '\n';
-  hot.assign(newlines.size() + (unterminated ? 1 : 0), 0);
-  if (hot.empty()) return true;
-  SieveState st{&newlines, 0, &hot};
+  marks.assign(newlines.size() + (unterminated ? 1 : 0), 0);
+  if (marks.empty()) return true;
+  SieveState st{&newlines, &impl_->bit, 0, &marks};
   return hs_scan(impl_->db, block.data(), static_cast<unsigned>(block.size()), 0, scratch, on_sieve_match, &st) ==
          HS_SUCCESS;
 #else
   (void)block;
-  (void)hot;
+  (void)marks;
   return false;
 #endif
 }

@@ -47,23 +47,24 @@ struct LineLiterals {
   bool complete = true;
 };
 
-// Which lines of a block contain any of a set of literals, in one scan of the
+// Which lines of a block contain literals of which sets, in one scan of the
 // whole block: the lines of a large log that none of the tests can hold on
 // (the plain progress lines of a training job, ~95% of it) are then skipped
-// without being looked at one by one. Exact: a line is reported quiet only
-// if no literal occurs in it.
+// without being looked at one by one. Exact: a line is reported without a
+// set's bit only if no literal of that set occurs in it.
 class LineSieve {
  public:
-  explicit LineSieve(const LineLiterals& literals);
+  // Up to 8 sets; set i is bit (1 << i) of a line's mark.
+  explicit LineSieve(const std::vector<LineLiterals>& sets);
   ~LineSieve();
   LineSieve(const LineSieve&) = delete;
   LineSieve& operator=(const LineSieve&) = delete;
 
-  // hot[k] = 1 where the k-th line of `block` (lines end at '\n'; a last
-  // line may lack one) holds a literal. False where it cannot tell (no
-  // Hyperscan, an incomplete literal set, a failed scan): every line is then
-  // to be read. Safe to call from several threads at once.
-  bool hot_lines(std::string_view block, std::vector<uint8_t>& hot) const;
+  // marks[k]: the bits of the sets a literal of which the k-th line of
+  // `block` holds (lines end at '\n'; a last line may lack one). False where
+  // it cannot tell (no Hyperscan, an incomplete set, a failed scan): every
+  // line is then to be read whole. Safe to call from several threads at once.
+  bool mark_lines(std::string_view block, std::vector<uint8_t>& marks) const;
 
  private:
   struct Impl;

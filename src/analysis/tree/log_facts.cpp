@@ -10,6 +10,7 @@
 #include <re2/re2.h>
 
 #include "analysis/tree/line_text.hpp"
+#include "analysis/tree/line_who.hpp"
 #include "analysis/tree/literal_gate.hpp"
 #include "analysis/tree/log_cues.hpp"
 #include "analysis/tree/pasted_blocks.hpp"
@@ -62,36 +63,6 @@ class Field {
 
 int to_int(const std::string& s) { return std::stoi(s); }
 int64_t to_i64(const std::string& s) { return std::stoll(s); }
-
-// What the line's prefixes say about who wrote it.
-struct LineWho {
-  std::string host;
-  std::optional<int64_t> pid;
-  std::optional<std::string> dev;  // CUDA device ordinal in "[3]"
-  std::optional<int> rank;
-};
-
-// NCCL prefix "host:pid:tid [dev] ", possibly after "[time] " or a torchrun
-// "[trainer3]:" / "[default0]:" tag; PyTorch's "[rank3]:" / "[Rank 3]"; the
-// torchrun "[role<local>|<rank>]:" tag.
-LineWho who_of(std::string_view line) {
-  static const Field nccl_prefix("] ", R"(([^\s:\[\]]+):(\d+):(\d+) \[(\d+)\] )");
-  static const Field rank_tag("ank", R"(\[(?:rank|Rank )(\d+)\])");
-  static const Field role_tag("|", R"(^\[[A-Za-z_]*\d+\|(\d+)\]:)");
-  LineWho w;
-  // The prefix sits at the start of a line (after a timestamp or a launcher's
-  // tag); only its head is searched, so a long line costs no more than a short one.
-  const std::string_view head = line.substr(0, 160);
-  std::string host, pid, tid, dev, rank;
-  if (nccl_prefix.find_at(head, &host, &pid, &tid, &dev) < 64) {
-    w.host = host;
-    w.pid = to_i64(pid);
-    w.dev = dev;
-  }
-  if (head.size() > 0 && head[0] == '[' && role_tag.find(head, &rank)) w.rank = to_int(rank);
-  else if (rank_tag.find_at(head, &rank, nullptr, nullptr, nullptr) < 64) w.rank = to_int(rank);
-  return w;
-}
 
 struct Signal {
   const char* id;                       // finding id suffix: "log.<id>"
@@ -348,16 +319,21 @@ constexpr std::string_view kFactLiterals[] = {
     // ANSI colour is removed before the checks: a literal may only appear then.
     "\x1b"};
 
-LineLiterals fact_literals() {
-  LineLiterals out;
+// Set 0 (kFactMark): what Extractor::line reads. Set 1 (kBlockMark): what
+// can start a pasted block; ANSI colour is removed before that is read too.
+constexpr uint8_t kFactMark = 1, kBlockMark = 2;
+std::vector<LineLiterals> sieve_literals() {
+  LineLiterals facts;
   for (const auto& needles : gate_needles(signals())) {
-    if (needles.empty()) out.complete = false;
-    for (std::string_view n : needles) out.exact.push_back(n);
+    if (needles.empty()) facts.complete = false;
+    for (std::string_view n : needles) facts.exact.push_back(n);
   }
-  for (std::string_view l : kFactLiterals) out.exact.push_back(l);
-  add_cue_literals(out);
-  PastedBlocks::add_literals(out);
-  return out;
+  for (std::string_view l : kFactLiterals) facts.exact.push_back(l);
+  add_cue_literals(facts);
+  LineLiterals blocks;
+  PastedBlocks::add_literals(blocks);
+  blocks.exact.push_back("\x1b");
+  return {facts, blocks};
 }
 
 // Whether `needle` occurs in `line` other than inside a whitespace-delimited
@@ -449,6 +425,8 @@ struct Extractor {
   };
   static constexpr size_t kMaxCollOps = 64, kMaxCollComms = 1024;
   std::map<std::string, CommCalls> coll_calls;           // proc|ptr -> calls
+  std::string coll_key, last_coll_key;                   // scratch; the key of last_coll
+  std::map<std::string, CommCalls>::iterator last_coll;  // valid while last_coll_key is non-empty
   std::map<std::string, int> rank_of_ptr;                // proc|ptr -> rank from the init line
   std::set<std::string> gdr_seen;                        // processes that logged GPUDirect RDMA in use
   static std::string proc_key(const LineWho& w) { return w.host + ":" + (w.pid ? std::to_string(*w.pid) : ""); }
@@ -522,8 +500,14 @@ struct Extractor {
   // patterns anchored at a line's start read it; the rest search `text`).
   // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
   void record_coll_call(const logs::NcclCollLine& call, const LineWho& w, int64_t lineno, const std::string& text) {
-    const std::string key = proc_key(w) + "|" + std::string(call.comm);
-    auto it = coll_calls.find(key);
+    // proc_key(w) + "|" + comm, built in place: a COLL log is millions of these.
+    std::string& key = coll_key;
+    key.assign(w.host).push_back(':');
+    if (w.pid) key += std::to_string(*w.pid);
+    key.push_back('|');
+    key.append(call.comm);
+    // One rank's calls come in runs: the map is searched when the comm changes.
+    auto it = key == last_coll_key ? last_coll : coll_calls.find(key);
     if (it == coll_calls.end() && coll_calls.size() < kMaxCollComms) {
       it = coll_calls.emplace(key, CommCalls{}).first;
       it->second.who = w;
@@ -534,6 +518,8 @@ struct Extractor {
       if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) it->second.rank = r->second;
     }
     if (it == coll_calls.end()) return;
+    last_coll_key = key;
+    last_coll = it;
     auto& c = it->second;
     ++c.calls;
     c.last_op = std::max(c.last_op, call.op_count);
@@ -541,9 +527,22 @@ struct Extractor {
       c.ops.push_back({call.op_count, std::string(call.func), call.count, call.datatype, call.redop, call.root});
   }
 
-  // A line with none of fact_literals(): no check can hold on it, so all
-  // line() would do is this.
+  // A line with none of the facts' literals (sieve_literals()): no check
+  // can hold on it, so all line() would do is this.
   void quiet() { source_line_next = false; }
+
+  // A NCCL_DEBUG_SUBSYS=COLL line is a structured record and nothing else
+  // (a function name, counters, pointers): it is read and the line is done.
+  // A COLL log is ~90% such lines, so this is most of `diagnose --log` on one.
+  bool coll(const std::string& text, int64_t lineno, size_t& nccl_lines) {
+    if (text.find(": opCount ") == std::string::npos || text.find("NCCL") == std::string::npos) return false;
+    auto call = logs::parse_nccl_coll_line(text);
+    if (!call || call->nranks <= 0) return false;
+    ++nccl_lines;
+    record_coll_call(*call, who_of(text), lineno, text);
+    source_line_next = false;
+    return true;
+  }
 
   void line(const std::string& text, std::string_view body, int64_t lineno, size_t& nccl_lines,
             size_t& warn_lines) {
@@ -575,18 +574,8 @@ struct Extractor {
     static const Field timeout_ms("Timeout(ms)=", R"(Timeout\(ms\)=(\d+))");
     static const Field ibv_call(" failed", R"((ibv_\w+) failed)");
 
+    if (coll(text, lineno, nccl_lines)) return;
     const LineWho w = who_of(text);
-    // A NCCL_DEBUG_SUBSYS=COLL line is a structured record and nothing else
-    // (a function name, counters, pointers): it is read and the line is done.
-    // A COLL log is ~90% such lines, so this is most of `diagnose --log` on one.
-    if (text.find(": opCount ") != std::string::npos && text.find("NCCL") != std::string::npos) {
-      if (auto call = logs::parse_nccl_coll_line(text); call && call->nranks > 0) {
-        ++nccl_lines;
-        record_coll_call(*call, w, lineno, text);
-        source_line_next = false;
-        return;
-      }
-    }
     const LineText lt(text);
     const bool is_nccl = lt.has("NCCL");
     if (is_nccl) ++nccl_lines;
@@ -809,10 +798,10 @@ struct LogFactExtractor::Impl {
   int64_t lineno = 0;
   size_t nccl_lines = 0, warn_lines = 0;
   size_t sieve_from;
-  std::vector<uint8_t> hot;  // of the block being read
+  std::vector<uint8_t> marks;  // of the block being read: kFactMark | kBlockMark per line
   Impl(const std::string& s, const std::string& h, EvidenceSet& set, size_t from)
       : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}}, sieve_from(from) {}
-  void line(std::string_view raw, bool hot);
+  void line(std::string_view raw, uint8_t mark);
 };
 
 LogFactExtractor::LogFactExtractor(const std::string& source, const std::string& host, EvidenceSet& set,
@@ -821,20 +810,22 @@ LogFactExtractor::LogFactExtractor(const std::string& source, const std::string&
 
 LogFactExtractor::~LogFactExtractor() = default;
 
-void LogFactExtractor::line(std::string_view raw) { impl_->line(raw, true); }
+constexpr uint8_t kUnsieved = kFactMark | kBlockMark;
+
+void LogFactExtractor::line(std::string_view raw) { impl_->line(raw, kUnsieved); }
 
 void LogFactExtractor::lines(std::string_view block) {
   // Compiled on the first large block, once per process.
-  static const LineSieve sieve(fact_literals());
-  const bool sieved = block.size() >= impl_->sieve_from && sieve.hot_lines(block, impl_->hot);
+  static const LineSieve sieve(sieve_literals());
+  const bool sieved = block.size() >= impl_->sieve_from && sieve.mark_lines(block, impl_->marks);
   for (size_t k = 0; !block.empty(); ++k) {
     const size_t nl = block.find('\n');
-    impl_->line(block.substr(0, nl), !sieved || impl_->hot[k]);
+    impl_->line(block.substr(0, nl), sieved ? impl_->marks[k] : kUnsieved);
     block = nl == std::string_view::npos ? std::string_view{} : block.substr(nl + 1);
   }
 }
 
-void LogFactExtractor::Impl::line(std::string_view raw, bool hot) {
+void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
   ++lineno;
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) raw.remove_suffix(1);
   // A carriage return inside a line is a terminal redraw (tqdm): what the
@@ -843,15 +834,19 @@ void LogFactExtractor::Impl::line(std::string_view raw, bool hot) {
   if (const void* cr = memrchr(raw.data(), '\r', raw.size()))
     raw.remove_prefix(static_cast<size_t>(static_cast<const char*>(cr) - raw.data()) + 1);
   if (raw.empty()) return;
-  if (!hot && blocks.idle()) {
-    // None of the literals of a check or of a block's start: most lines of a
-    // large log, done without copying or parsing them.
+  // No pasted block open and none can start here: the block reader would do nothing with the line.
+  const bool block_quiet = !(mark & kBlockMark) && blocks.idle();
+  if (!(mark & kFactMark) && block_quiet) {
+    // None of the literals of a check either: most lines of a large log,
+    // done without copying or parsing them.
     ex.quiet();
     return;
   }
   std::string line(raw.substr(0, kMaxLine));
   if (line.find('\x1b') != std::string::npos) logs::strip_ansi(line);
   try {
+    // A COLL record needs no prefix parsed (nor anything else).
+    if (block_quiet && ex.coll(line, lineno, nccl_lines)) return;
     // A pasted block (a stack, a bandwidth matrix, setpci output) is read in
     // its columns, and a few patterns are anchored at the line's start: both
     // without the prefix a launcher, a log shipper, grep -r or a Markdown
@@ -860,7 +855,7 @@ void LogFactExtractor::Impl::line(std::string_view raw, bool hot) {
     // text keeps the indentation before it.
     const std::string_view body = logs::parse_line_prefix(line).body;
     const std::string_view pasted = without_prefix(line, body);
-    if (hot) ex.line(line, body, lineno, nccl_lines, warn_lines);
+    if (mark & kFactMark) ex.line(line, body, lineno, nccl_lines, warn_lines);
     else ex.quiet();
     blocks.line(pasted, lineno);
   } catch (const std::exception&) {
