@@ -6,6 +6,9 @@
 # process, paired runs (bench/common/pair_time.py); the ratio is diagnose / rg. diagnose does the
 # signature scan plus the decision tree's log facts and cues on every line.
 #
+# BENCH_MIX=coll uses the NCCL_DEBUG_SUBSYS=INIT,COLL mix instead (one
+# "<Coll>: opCount" line per collective per rank, 91% of lines).
+#
 # usage: bench/logs/diagnose.sh [BUILD_DIR] [SIZE_BYTES]
 set -eu
 BUILD=${1:-build}
@@ -13,7 +16,8 @@ SIZE=${2:-200000000}
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-python3 "$HERE/gen_log.py" --size "$SIZE" --mix realistic "$WORK/job.log"
+MIX=${BENCH_MIX:-realistic}
+python3 "$HERE/gen_log.py" --size "$SIZE" --mix "$MIX" "$WORK/job.log"
 "$BUILD/ccdiag" logs --list-signatures --json | python3 "$HERE/export_patterns.py" "$WORK"
 cat "$WORK/job.log" > /dev/null  # page cache warm for both
 # diagnose exits 1 (a problem found) on this log: the pair timer reports the exit status, not a failure.

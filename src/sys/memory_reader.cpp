@@ -46,4 +46,33 @@ size_t BufferMemoryReader::read(uint64_t addr, void* out, size_t len) const {
   return n;
 }
 
+const PageCachedMemoryReader::Page* PageCachedMemoryReader::page(uint64_t base) const {
+  if (auto it = pages_.find(base); it != pages_.end()) return it->second.get();
+  if (pages_.size() >= kMaxPages) return nullptr;
+  auto p = std::make_unique<Page>();
+  p->size = inner_.read(base, p->bytes, kPage);
+  return pages_.emplace(base, std::move(p)).first->second.get();
+}
+
+size_t PageCachedMemoryReader::read(uint64_t addr, void* out, size_t len) const {
+  // A large read is one system call anyway, and would only fill the cache.
+  if (len > 2 * kPage) return inner_.read(addr, out, len);
+  size_t done = 0;
+  while (done < len) {
+    const uint64_t at = addr + done;
+    if (at < addr) break;  // wrapped past the top of the address space
+    const uint64_t base = at & ~(kPage - 1);
+    const Page* p = page(base);
+    // Cache full, or a page not wholly readable from its start (a live
+    // process maps whole pages; a core or a buffer may begin or end inside
+    // one): the rest is read as asked, so the answer is the inner reader's.
+    if (!p || p->size < kPage) return done + inner_.read(at, static_cast<char*>(out) + done, len - done);
+    const size_t off = static_cast<size_t>(at - base);
+    const size_t n = std::min(len - done, static_cast<size_t>(kPage) - off);
+    std::memcpy(static_cast<char*>(out) + done, p->bytes + off, n);
+    done += n;
+  }
+  return done;
+}
+
 }  // namespace ccdiag

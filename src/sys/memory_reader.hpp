@@ -10,6 +10,9 @@
 //     the hole (short count), which the caller sees as `n < len`.
 //   - BufferMemoryReader: a list of (base address, bytes) regions held in
 //     memory; reads outside every region fail.
+//   - PageCachedMemoryReader: another reader behind a cache of whole 4 KiB
+//     pages. A walker of CPython's objects makes hundreds of 8-byte reads,
+//     most on a few pages; one system call per page instead of per read.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +20,9 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <memory>
 #include <sys/types.h>
+#include <unordered_map>
 #include <vector>
 
 namespace ccdiag {
@@ -72,6 +77,28 @@ class BufferMemoryReader final : public MemoryReader {
 
  private:
   std::vector<Region> regions_;  // sorted by base, non-overlapping
+};
+
+// Reads through `inner` a page at a time and keeps the pages (at most
+// kMaxPages; past that, reads go straight through). The bytes are those of
+// the first read of each page: a snapshot per page of a process that may be
+// running, which is what the walkers expect of any read anyway.
+class PageCachedMemoryReader final : public MemoryReader {
+ public:
+  static constexpr uint64_t kPage = 4096;
+  static constexpr size_t kMaxPages = 4096;  // 16 MiB
+  explicit PageCachedMemoryReader(const MemoryReader& inner) : inner_(inner) {}
+  size_t read(uint64_t addr, void* out, size_t len) const override;
+  uint64_t next_readable(uint64_t addr) const override { return inner_.next_readable(addr); }
+
+ private:
+  struct Page {
+    size_t size = 0;  // readable bytes from the page's start (0: none)
+    uint8_t bytes[kPage];
+  };
+  const Page* page(uint64_t base) const;
+  const MemoryReader& inner_;
+  mutable std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
 };
 
 }  // namespace ccdiag

@@ -154,7 +154,8 @@ bool interleave(std::vector<StackFrame>& native, const std::vector<PyFrame>& py)
 }
 
 void add_python_frames(const SysRoot& root, ProcessStacks& ps) {
-  LiveMemoryReader mem(static_cast<pid_t>(ps.pid));
+  const LiveMemoryReader live(static_cast<pid_t>(ps.pid));
+  const PageCachedMemoryReader mem(live);  // the walk reads a few pages hundreds of times
   auto loc = locate_runtime(root, ps.pid, mem);
   if (!loc) {
     if (loc.error().message != "not a Python process") ps.python_error = loc.error().message;
