@@ -799,6 +799,7 @@ struct LogFactExtractor::Impl {
   size_t nccl_lines = 0, warn_lines = 0;
   size_t sieve_from;
   std::vector<uint8_t> marks;  // of the block being read: kFactMark | kBlockMark per line
+  std::string line_buf;
   Impl(const std::string& s, const std::string& h, EvidenceSet& set, size_t from)
       : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}}, sieve_from(from) {}
   void line(std::string_view raw, uint8_t mark);
@@ -842,7 +843,9 @@ void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
     ex.quiet();
     return;
   }
-  std::string line(raw.substr(0, kMaxLine));
+  // The line buffer is reused: no allocation per line.
+  std::string& line = line_buf;
+  line.assign(raw.data(), std::min(raw.size(), kMaxLine));
   if (line.find('\x1b') != std::string::npos) logs::strip_ansi(line);
   try {
     // A COLL record needs no prefix parsed (nor anything else).
