@@ -37,6 +37,9 @@ class BlockPipe {
       free_.pop_back();
     }
     lk.unlock();
+    // Blocks differ by a line's length: room for a larger one, so a reused
+    // buffer is not reallocated (a fresh 4 MiB is a thousand page faults).
+    if (buf.capacity() < block.size()) buf.reserve(block.size() + block.size() / 4);
     buf.assign(block.data(), block.size());
     lk.lock();
     queue_.push_back(std::move(buf));
