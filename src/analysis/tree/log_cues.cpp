@@ -573,6 +573,44 @@ constexpr std::string_view kMarkerWords[] = {"error", "fail", "fatal", "timed ou
 // breadcrumb may name its NCCL source file; /dev/shm sizes.
 constexpr std::string_view kCuePrelude[] = {" WARN ", "NCCL WARN", " -> ", "/dev/shm"};
 
+// A status table's row whose value says nothing happened: "Uncorrectable
+// Error : 0", "Remapping Failure Occurred : No", "Pending Page Blacklist :
+// N/A" (nvidia-smi -q, ibv_devinfo, ethtool -S and the like print counters
+// and flags this way). The key is words; the value 0, No, N/A or None.
+bool null_status_pair(std::string_view t) {
+  const size_t colon = t.find(':');
+  if (colon == std::string_view::npos) return false;
+  std::string_view key = t.substr(0, colon), value = t.substr(colon + 1);
+  while (!key.empty() && (key.front() == ' ' || key.front() == '\t')) key.remove_prefix(1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r')) value.remove_suffix(1);
+  if (key.empty() || !std::isalpha(static_cast<unsigned char>(key.front()))) return false;
+  for (char c : key)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != ' ' && c != '-' && c != '_' && c != '(' && c != ')' &&
+        c != '/' && c != '.')
+      return false;
+  return value == "0" || value == "No" || value == "N/A" || value == "None";
+}
+
+// A status table's section title naming the counters below it ("ECC
+// Errors", "PCIe Errors" in nvidia-smi -q): a few capitalised words, the
+// last "Errors", nothing else on the line.
+bool errors_title(std::string_view t) {
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
+  if (t != "Errors" && (t.size() < 7 || t.substr(t.size() - 7) != " Errors")) return false;
+  size_t words = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i > 0 && t[i - 1] != ' ') continue;
+    if (t[i] == ' ') return false;  // two spaces: a table row, not a title
+    if (!std::isupper(static_cast<unsigned char>(t[i]))) return false;  // "Found 3 ECC Errors" is a report
+    ++words;
+  }
+  for (char c : t)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != ' ') return false;
+  return words <= 5;
+}
+
 char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
 
 // Whether `word` (lower case) occurs as a failure word, not as part of a name
@@ -621,7 +659,8 @@ bool is_failure_marker(const LineText& line) {
     if (!failure_word(line, k)) continue;
     // Settings and counters that merely name an error ("NCCL_IB_TIMEOUT=22", "errors: 0", "error_file: <N/A>").
     if (line.has_ci("error_file") || line.has_ci("errors: 0") || line.has_ci("error: 0") || line.has("_TIMEOUT") ||
-        line.has("exitcode  : 0") || line.has("exitcode: 0"))
+        line.has("exitcode  : 0") || line.has("exitcode: 0") || null_status_pair(line.text()) ||
+        errors_title(line.text()))
       continue;
     return true;
   }

@@ -143,6 +143,7 @@ bool gpu_label(std::string_view t) {
 }  // namespace
 
 void PastedBlocks::line(std::string_view text, int64_t lineno) {
+  smi_memory_.line(text, lineno);
   // ---- nvidia-smi topo -m: "\tGPU0\tGPU1\t...\tNIC0\tCPU Affinity\t..." then one row per device
   if (has(text, "GPU0") && has(text, "CPU Affinity")) {
     topo_columns_.clear();
@@ -259,6 +260,9 @@ void PastedBlocks::add_literals(LineLiterals& out) {
   // or py-spy's ("    name (file.py:12)"), a p2pBandwidthLatencyTest
   // matrix's title, the fabric manager.
   for (std::string_view l : {"GPU0", "setpci", "#", " (", "P2P=", "abric"}) out.exact.push_back(l);
+  // nvidia-smi -q's memory error sections.
+  for (std::string_view l : SmiMemoryBlock::kHeaders) out.exact.push_back(l);
+  out.exact.push_back(SmiMemoryBlock::kGpuHeader);
 }
 
 void PastedBlocks::finish(const std::string& source, const std::string& host, EvidenceSet& set) {
@@ -297,6 +301,7 @@ void PastedBlocks::finish(const std::string& source, const std::string& host, Ev
     break;
   }
   if (!frames_.empty()) close_stack();
+  smi_memory_.finish(source, host, set);
   if (in_nccl_launch_)
     add("log.stack_in_nccl_launch", Layer::nccl,
         "a pasted stack shows a thread inside NCCL's own launch path on the host (" + in_nccl_launch_->text +

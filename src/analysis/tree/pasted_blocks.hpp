@@ -20,6 +20,8 @@
 //     path of a collective launch (ncclLaunchKernel, ncclStrongStream*,
 //     ncclGroupEnd, ncclEnqueueCheck) is inside the library, not waiting for
 //     a peer -> log.stack_in_nccl_launch.
+//   nvidia-smi -q: its ECC, retired-page and remapped-row sections
+//     (smi_memory_block.hpp) -> log.gpu_memory_errors.
 //   nvidia-smi topo -m: the matrix's GPU-to-GPU cells (NV# = NVLink; PIX,
 //     PXB, PHB, NODE, SYS = PCIe through switches, host bridge or CPU
 //     interconnect) and whether NICs are columns too -> log.gpu_topology
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "analysis/tree/literal_gate.hpp"
+#include "analysis/tree/smi_memory_block.hpp"
 #include "ccdiag/evidence_set.hpp"
 
 namespace ccdiag {
@@ -47,7 +50,8 @@ class PastedBlocks {
   // add_literals()' literals (one that can open a block), so a line without
   // any may be skipped unread.
   bool idle() const {
-    return topo_columns_.empty() && !in_acs_read_ && frames_.empty() && !open_matrix_ && !fm_unit_line_;
+    return topo_columns_.empty() && !in_acs_read_ && frames_.empty() && !open_matrix_ && !fm_unit_line_ &&
+           !smi_memory_.open();
   }
   static void add_literals(LineLiterals& out);
   // Appends the block findings (subject host when known) to `set`.
@@ -82,6 +86,8 @@ class PastedBlocks {
   int64_t topo_line_ = 0;
   int topo_gpus_ = 0, topo_nics_ = 0, topo_nvlink_pairs_ = 0, topo_pcie_pairs_ = 0;
   bool topo_seen_ = false;
+  // nvidia-smi -q: its memory error sections.
+  SmiMemoryBlock smi_memory_;
 };
 
 }  // namespace ccdiag
