@@ -278,6 +278,13 @@ TEST_CASE("log cues: pasted ibdev2netdev and nvidia-smi nvlink -s states", "[tre
   CHECK_FALSE(has_cue(line_cues("mlx5_0 port 1 ==> ib0 (Up)"), "ibdev2netdev_down", Layer::transport));
   CHECK(has_cue(line_cues("\t Link 3: <inactive>"), "nvlink_inactive", Layer::hardware));
   CHECK_FALSE(has_cue(line_cues("\t Link 3: 26.562 GB/s"), "nvlink_inactive", Layer::hardware));
+  // nvidia-smi nvlink -e: non-zero recovery / CRC / replay counters; zero is health.
+  CHECK(has_cue(line_cues("\t Link 1: Recovery Errors: 17"), "nvlink_error_counters", Layer::hardware));
+  CHECK(has_cue(line_cues("\t Link 5: CRC Errors: 2311"), "nvlink_error_counters", Layer::hardware));
+  CHECK(has_cue(line_cues("\t Link 0: Replay Errors: 3"), "nvlink_error_counters", Layer::hardware));
+  CHECK_FALSE(has_cue(line_cues("\t Link 0: Replay Errors: 0"), "nvlink_error_counters", Layer::hardware));
+  CHECK_FALSE(has_cue(line_cues("\t Link 0: CRC Errors: 0"), "nvlink_error_counters", Layer::hardware));
+  CHECK_FALSE(has_cue(line_cues("Link down: Tx Errors: 4"), "nvlink_error_counters", Layer::hardware));
 }
 
 TEST_CASE("verdicts: watchdog timeouts at one SeqNum with different sizes are mismatched collectives",

@@ -16,6 +16,12 @@ using R = FindingRole;
 
 bool has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
 
+std::string_view trim_view(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
 // NCCL source files by subsystem (the src/ tree of NCCL 2.18-2.27: the IB
 // transport was split into transport/net_ib/*.cc in 2.23, the plugin loader
 // moved to plugin/*.cc in 2.24). Prefix match on the path NCCL prints.
@@ -542,6 +548,22 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
                            R::primary, "Ray found /dev/shm under 1 GiB (" + std::string(line.substr(i, e - i)) + " bytes)",
                            {{"container_shm_too_small", 12}}});
   }
+  // nvidia-smi nvlink -e: "Link 1: Recovery Errors: 17" / "Replay Errors" / "CRC Errors". A link that
+  // retrains (recovery) or whose flits fail their CRC (and are replayed) is degrading; zero is health.
+  if (const size_t at = indexed.has(" Errors: ") ? line.find(" Errors: ") : std::string_view::npos;
+      at != std::string_view::npos && indexed.has("Link ")) {
+    const std::string_view kind = line.substr(0, at);
+    const bool counter = kind.size() >= 6 && (kind.substr(kind.size() - 6) == "Replay" ||
+                                             (kind.size() >= 8 && kind.substr(kind.size() - 8) == "Recovery") ||
+                                             kind.substr(kind.size() - 3) == "CRC");
+    size_t i = at + std::string_view(" Errors: ").size(), e = i;
+    while (e < line.size() && e - i < 19 && std::isdigit(static_cast<unsigned char>(line[e]))) ++e;
+    if (counter && e > i && std::strtoull(std::string(line.substr(i, e - i)).c_str(), nullptr, 10) > 0)
+      out.push_back(LogCue{"nvlink_error_counters", L::hardware, "NVLink (nvidia-smi nvlink -e)", S::warning,
+                           R::primary,
+                           "a pasted nvidia-smi nvlink -e shows NVLink errors (" + std::string(trim_view(line)) + ")",
+                           {{"nvlink_down_or_degraded", 6}, {"gpu_xid_nvlink_fault", 2}}});
+  }
   // Only the cues one of whose literals occurs in the line are tried (LiteralGate).
   static const LiteralGate gate(cue_needles());
   thread_local std::vector<uint64_t> open;
@@ -570,8 +592,8 @@ constexpr std::string_view kMarkerExact[] = {
 constexpr std::string_view kMarkerWords[] = {"error", "fail", "fatal", "timed out", "timeout", "abort", "exception",
                                              "exitcode"};
 // The literals line_cues tests before its table: a WARN line or an error
-// breadcrumb may name its NCCL source file; /dev/shm sizes.
-constexpr std::string_view kCuePrelude[] = {" WARN ", "NCCL WARN", " -> ", "/dev/shm"};
+// breadcrumb may name its NCCL source file; /dev/shm sizes; NVLink error counters.
+constexpr std::string_view kCuePrelude[] = {" WARN ", "NCCL WARN", " -> ", "/dev/shm", " Errors: "};
 
 // A status table's row whose value says nothing happened: "Uncorrectable
 // Error : 0", "Remapping Failure Occurred : No", "Pending Page Blacklist :
