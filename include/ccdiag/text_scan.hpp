@@ -1,5 +1,6 @@
-// Whole-block byte scans shared by the log readers: what is done to every
-// byte of a multi-gigabyte log must not be a byte-at-a-time loop.
+// Byte-level text helpers shared by the log readers. The whole-block scans
+// are what is done to every byte of a multi-gigabyte log: no byte-at-a-time
+// loops there.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,13 @@ inline size_t count_newlines(const char* p, size_t n) {
 // whose memchr on the needle's first byte stops at every common letter.
 inline bool contains(std::string_view hay, std::string_view needle) {
   return memmem(hay.data(), hay.size(), needle.data(), needle.size()) != nullptr;
+}
+
+// `s` without the spaces, tabs and carriage returns at either end.
+inline std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
 }
 
 }  // namespace ccdiag

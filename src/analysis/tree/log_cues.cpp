@@ -1,6 +1,7 @@
 #include "analysis/tree/log_cues.hpp"
 
 #include "analysis/tree/literal_gate.hpp"
+#include "ccdiag/text_scan.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -16,11 +17,6 @@ using R = FindingRole;
 
 bool has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
 
-std::string_view trim_view(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 // NCCL source files by subsystem (the src/ tree of NCCL 2.18-2.27: the IB
 // transport was split into transport/net_ib/*.cc in 2.23, the plugin loader
@@ -561,7 +557,7 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
     if (counter && e > i && std::strtoull(std::string(line.substr(i, e - i)).c_str(), nullptr, 10) > 0)
       out.push_back(LogCue{"nvlink_error_counters", L::hardware, "NVLink (nvidia-smi nvlink -e)", S::warning,
                            R::primary,
-                           "a pasted nvidia-smi nvlink -e shows NVLink errors (" + std::string(trim_view(line)) + ")",
+                           "a pasted nvidia-smi nvlink -e shows NVLink errors (" + std::string(trim_blanks(line)) + ")",
                            {{"nvlink_down_or_degraded", 6}, {"gpu_xid_nvlink_fault", 2}}});
   }
   // Only the cues one of whose literals occurs in the line are tried (LiteralGate).
@@ -602,10 +598,7 @@ constexpr std::string_view kCuePrelude[] = {" WARN ", "NCCL WARN", " -> ", "/dev
 bool null_status_pair(std::string_view t) {
   const size_t colon = t.find(':');
   if (colon == std::string_view::npos) return false;
-  std::string_view key = t.substr(0, colon), value = t.substr(colon + 1);
-  while (!key.empty() && (key.front() == ' ' || key.front() == '\t')) key.remove_prefix(1);
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r')) value.remove_suffix(1);
+  const std::string_view key = trim_blanks(t.substr(0, colon)), value = trim_blanks(t.substr(colon + 1));
   if (key.empty() || !std::isalpha(static_cast<unsigned char>(key.front()))) return false;
   for (char c : key)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != ' ' && c != '-' && c != '_' && c != '(' && c != ')' &&
@@ -618,8 +611,7 @@ bool null_status_pair(std::string_view t) {
 // Errors", "PCIe Errors" in nvidia-smi -q): a few capitalised words, the
 // last "Errors", nothing else on the line.
 bool errors_title(std::string_view t) {
-  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
+  t = trim_blanks(t);
   if (t != "Errors" && (t.size() < 7 || t.substr(t.size() - 7) != " Errors")) return false;
   size_t words = 0;
   for (size_t i = 0; i < t.size(); ++i) {

@@ -2,15 +2,11 @@
 
 #include <charconv>
 
+#include "ccdiag/text_scan.hpp"
+
 namespace ccdiag {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 std::optional<long long> count(std::string_view v) {
   long long n = 0;
@@ -29,7 +25,7 @@ void SmiMemoryBlock::note(double weight, std::string what, int64_t lineno, std::
 void SmiMemoryBlock::line(std::string_view text, int64_t lineno) {
   const size_t indent = text.find_first_not_of(" \t");
   if (indent == std::string_view::npos) return;
-  const std::string_view t = trim(text);
+  const std::string_view t = trim_blanks(text);
   // "GPU 00000000:07:00.0" opens each device's part of `nvidia-smi -q`.
   if (indent == 0 && t.substr(0, kGpuHeader.size()) == kGpuHeader && t.find(' ', 4) == std::string_view::npos)
     gpu_ = std::string(t.substr(4));
@@ -56,7 +52,7 @@ void SmiMemoryBlock::line(std::string_view text, int64_t lineno) {
     }
     return;
   }
-  const std::string_view key = trim(t.substr(0, colon)), value = trim(t.substr(colon + 1));
+  const std::string_view key = trim_blanks(t.substr(0, colon)), value = trim_blanks(t.substr(colon + 1));
   const auto n = count(value);
   switch (section_) {
     case Section::ecc: {
