@@ -42,17 +42,6 @@ class Field {
     if (!literal_.empty() && line.find(literal_) == std::string_view::npos) return false;
     return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), re_, out...);
   }
-  // Where the whole match starts, or npos.
-  size_t find_at(std::string_view line, std::string* g1, std::string* g2, std::string* g3, std::string* g4) const {
-    if (!literal_.empty() && line.find(literal_) == std::string_view::npos) return std::string_view::npos;
-    re2::StringPiece sub[5];
-    const re2::StringPiece in(line.data(), line.size());
-    if (!re_.Match(in, 0, in.size(), RE2::UNANCHORED, sub, 5)) return std::string_view::npos;
-    std::string* outs[4] = {g1, g2, g3, g4};
-    for (int i = 0; i < 4; ++i)
-      if (outs[i]) outs[i]->assign(sub[i + 1].data(), sub[i + 1].size());
-    return static_cast<size_t>(sub[0].data() - line.data());
-  }
   const RE2& re() const { return re_; }
   std::string_view literal() const { return literal_; }
 
