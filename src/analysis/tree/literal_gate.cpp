@@ -1,9 +1,12 @@
 #include "analysis/tree/literal_gate.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+
+#include "ccdiag/fnv1a.hpp"
 
 #ifdef CCDIAG_HAVE_HYPERSCAN
 #include <hs/hs.h>
@@ -148,6 +151,8 @@ void LiteralGate::candidates(std::string_view line, std::vector<uint64_t>& bits)
 struct LineSieve::Impl {
   bool usable = false;
   uint64_t serial = 0;
+  uint64_t key = 0;
+  const char* source = "none";
   std::vector<uint8_t> bit;  // literal id -> its set's bit
 #ifdef CCDIAG_HAVE_HYPERSCAN
   hs_database_t* db = nullptr;
@@ -157,6 +162,12 @@ struct LineSieve::Impl {
 #endif
 };
 
+namespace {
+PrebuiltSieve g_prebuilt_sieve;
+}  // namespace
+
+void set_prebuilt_sieve(PrebuiltSieve db) { g_prebuilt_sieve = db; }
+
 LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_unique<Impl>()) {
   impl_->serial = next_serial();
 #ifdef CCDIAG_HAVE_HYPERSCAN
@@ -164,6 +175,8 @@ LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_un
   std::vector<const char*> exprs;
   std::vector<size_t> lens;
   std::vector<unsigned> flags, ids;
+  Fnv1a64 key;
+  key.add(hs_version());
   // An empty literal occurs in every line; one spanning a newline in none
   // (the lines are tested one at a time): neither can be sieved.
   auto add = [&](std::string_view lit, unsigned flag, uint8_t bit) {
@@ -173,6 +186,8 @@ LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_un
     flags.push_back(flag);
     ids.push_back(static_cast<unsigned>(ids.size()));
     impl_->bit.push_back(bit);
+    key.add(lit);
+    key.add(std::to_string(flag) + "/" + std::to_string(bit));
     return true;
   };
   for (size_t i = 0; i < sets.size(); ++i) {
@@ -184,6 +199,15 @@ LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_un
       if (!add(l, HS_FLAG_CASELESS, bit)) return;
   }
   if (exprs.empty()) return;
+  impl_->key = key.value();
+  const PrebuiltSieve pre = g_prebuilt_sieve;
+  if (pre.data && pre.size && pre.key == impl_->key &&
+      hs_deserialize_database(reinterpret_cast<const char*>(pre.data), pre.size, &impl_->db) == HS_SUCCESS) {
+    impl_->source = "prebuilt";
+    impl_->usable = true;
+    return;
+  }
+  impl_->db = nullptr;
   hs_compile_error_t* err = nullptr;
   if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(), static_cast<unsigned>(exprs.size()),
                            HS_MODE_BLOCK, nullptr, &impl_->db, &err) != HS_SUCCESS) {
@@ -191,9 +215,29 @@ LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_un
     impl_->db = nullptr;
     return;
   }
+  impl_->source = "compiled";
   impl_->usable = true;
 #else
   (void)sets;
+#endif
+}
+
+uint64_t LineSieve::key() const { return impl_->usable ? impl_->key : 0; }
+
+const char* LineSieve::source() const { return impl_->source; }
+
+Result<std::string> LineSieve::serialize() const {
+#ifdef CCDIAG_HAVE_HYPERSCAN
+  if (!impl_->usable) return make_error("the line sieve has no database");
+  char* bytes = nullptr;
+  size_t size = 0;
+  if (hs_serialize_database(impl_->db, &bytes, &size) != HS_SUCCESS)
+    return make_error("cannot serialize the line sieve's database");
+  std::string out(bytes, size);
+  std::free(bytes);  // Hyperscan's default allocator is malloc
+  return out;
+#else
+  return make_error("no line sieve database without Hyperscan");
 #endif
 }
 

@@ -11,8 +11,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "ccdiag/result.hpp"
 
 namespace ccdiag {
 
@@ -47,6 +50,17 @@ struct LineLiterals {
   bool complete = true;
 };
 
+// A LineSieve database compiled and serialized at build time and linked into
+// the binary (tools/sigdb/gen_sigdb.cpp). Registered once at start (main);
+// a sieve whose key differs, or a database Hyperscan refuses (another engine
+// version or CPU platform), is compiled at run time instead.
+struct PrebuiltSieve {
+  const unsigned char* data = nullptr;
+  size_t size = 0;
+  uint64_t key = 0;
+};
+void set_prebuilt_sieve(PrebuiltSieve db);
+
 // Which lines of a block contain literals of which sets, in one scan of the
 // whole block: the lines of a large log that none of the tests can hold on
 // (the plain progress lines of a training job, ~95% of it) are then skipped
@@ -54,11 +68,22 @@ struct LineLiterals {
 // set's bit only if no literal of that set occurs in it.
 class LineSieve {
  public:
-  // Up to 8 sets; set i is bit (1 << i) of a line's mark.
+  // Up to 8 sets; set i is bit (1 << i) of a line's mark. Takes the database
+  // registered with set_prebuilt_sieve when its key is this sieve's, else
+  // compiles one (~80 ms for the log facts' ~700 literals, more than a small
+  // log's whole diagnosis).
   explicit LineSieve(const std::vector<LineLiterals>& sets);
   ~LineSieve();
   LineSieve(const LineSieve&) = delete;
   LineSieve& operator=(const LineSieve&) = delete;
+
+  // Identifies this sieve's database: the engine version and every literal
+  // with its flags and set. 0 where the sieve has no database.
+  uint64_t key() const;
+  // Where the database came from: "prebuilt", "compiled" or "none".
+  const char* source() const;
+  // The database's bytes, for embedding at build time (tools/sigdb).
+  Result<std::string> serialize() const;
 
   // marks[k]: the bits of the sets a literal of which the k-th line of
   // `block` holds (lines end at '\n'; a last line may lack one). False where

@@ -804,10 +804,14 @@ constexpr uint8_t kUnsieved = kFactMark | kBlockMark;
 
 void LogFactExtractor::line(std::string_view raw) { impl_->line(raw, kUnsieved); }
 
-void LogFactExtractor::lines(std::string_view block) {
-  // Compiled on the first large block, once per process.
+const LineSieve& LogFactExtractor::sieve() {
   static const LineSieve sieve(sieve_literals());
-  const bool sieved = block.size() >= impl_->sieve_from && sieve.mark_lines(block, impl_->marks);
+  return sieve;
+}
+
+void LogFactExtractor::lines(std::string_view block) {
+  // The sieve is made on the first large block, once per process.
+  const bool sieved = block.size() >= impl_->sieve_from && sieve().mark_lines(block, impl_->marks);
   for (size_t k = 0; !block.empty(); ++k) {
     const size_t nl = block.find('\n');
     impl_->line(block.substr(0, nl), sieved ? impl_->marks[k] : kUnsieved);

@@ -28,6 +28,8 @@
 
 namespace ccdiag {
 
+class LineSieve;
+
 // Streaming form: one line at a time (without its newline), then finish().
 // Memory is the facts and findings only, never the text.
 class LogFactExtractor {
@@ -48,6 +50,9 @@ class LogFactExtractor {
   void line(std::string_view raw);
   // A block of whole lines, each ended by '\n' (a last line may lack one).
   void lines(std::string_view block);
+  // The sieve lines() uses (made on first use, once per process); its
+  // database is embedded at build time by tools/sigdb.
+  static const LineSieve& sieve();
   void finish();  // appends log.facts_summary {lines, nccl_lines, warn_lines}
 
  private:

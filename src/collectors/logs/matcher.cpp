@@ -9,6 +9,8 @@
 #include <optional>
 #include <string_view>
 
+#include "ccdiag/fnv1a.hpp"
+
 #ifdef CCDIAG_HAVE_HYPERSCAN
 #include <hs/hs.h>
 #else
@@ -192,16 +194,6 @@ namespace {
 
 PrebuiltPrefilter g_prebuilt;
 
-// FNV-1a, 64 bit: stable across builds and hosts (std::hash is neither).
-void fnv(uint64_t& h, std::string_view s) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  h ^= 0xff;  // separator: ("ab","c") and ("a","bc") differ
-  h *= 1099511628211ULL;
-}
-
 }  // namespace
 
 void set_prebuilt_prefilter(PrebuiltPrefilter db) { g_prebuilt = db; }
@@ -239,11 +231,11 @@ SharedDb deserialize_prebuilt(uint64_t key) {
 }  // namespace
 
 uint64_t prefilter_key(const std::vector<Signature>& sigs) {
-  uint64_t h = 14695981039346656037ULL;
-  fnv(h, hs_version());
-  fnv(h, std::to_string(kPrefilterFlags));
-  for (const auto& s : sigs) fnv(h, prefilter_expression(s.pattern));
-  return h;
+  Fnv1a64 h;
+  h.add(hs_version());
+  h.add(std::to_string(kPrefilterFlags));
+  for (const auto& s : sigs) h.add(prefilter_expression(s.pattern));
+  return h.value();
 }
 
 struct Matcher::Impl {
@@ -402,10 +394,10 @@ void Matcher::scan(std::string_view block, std::vector<Hit>& hits) const {
 const char* Matcher::engine() const { return "re2-set"; }
 
 uint64_t prefilter_key(const std::vector<Signature>& sigs) {
-  uint64_t h = 14695981039346656037ULL;
-  fnv(h, "re2-set");
-  for (const auto& s : sigs) fnv(h, prefilter_expression(s.pattern));
-  return h;
+  Fnv1a64 h;
+  h.add("re2-set");
+  for (const auto& s : sigs) h.add(prefilter_expression(s.pattern));
+  return h.value();
 }
 
 Result<std::string> Matcher::serialize() const { return make_error("no prebuilt database without Hyperscan"); }
