@@ -156,6 +156,42 @@ TEST_CASE("verdicts: failure lines no rule explains are quoted, never health", "
   CHECK(quoted);
 }
 
+TEST_CASE("verdicts: a failure line a finding already quotes is not called unexplained", "[tree][verdict]") {
+  // Two unseen failures: no cause to name, both lines quoted. Once a
+  // finding reads the first (as a site signature would), only the other is.
+  const std::string text =
+      "worker 3: fatal error: the flux capacitor broke\n"
+      "something entirely new went wrong: frobnication failed\n";
+  auto unexplained = [](const Report& r) {
+    std::vector<std::string> out;
+    for (const auto& f : r.findings)
+      if (f.id == "log.unrecognized_failure") out.push_back(f.summary);
+    return out;
+  };
+  const auto plain = unexplained(diagnose_text(text));
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0].rfind("2 failure line(s)", 0) == 0);
+  CHECK(plain[0].find("flux capacitor") != std::string::npos);
+
+  EvidenceSet set;
+  extract_log_facts(text, "t.log", "", set);
+  Finding reader;
+  reader.id = "test.reads_line_1";
+  reader.layer = Layer::transport;
+  reader.severity = Severity::warning;
+  reader.role = FindingRole::symptom;
+  reader.summary = "a broken flux capacitor";
+  reader.provenance.push_back(Provenance{"t.log", 1, "worker 3: fatal error: the flux capacitor broke"});
+  set.findings.push_back(reader);
+  const Report r = decide(set);
+  CHECK(r.verdict.root_cause == kInsufficientEvidence);
+  const auto rest = unexplained(r);
+  REQUIRE(rest.size() == 1);
+  CHECK(rest[0].rfind("1 failure line(s)", 0) == 0);
+  CHECK(rest[0].find("frobnication failed") != std::string::npos);
+  CHECK(rest[0].find("flux capacitor") == std::string::npos);
+}
+
 TEST_CASE("verdicts: an unseen NCCL wording still lands in its layer", "[tree][verdict]") {
   const Report r = diagnose_text("node1:1:2 [0] transport/net_ib.cc:2000 NCCL WARN NET/IB : a wording never seen\n"
                                  "node1:1:2 [0] NCCL INFO transport/net_ib.cc:2100 -> 6\n");

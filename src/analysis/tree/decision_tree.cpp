@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <utility>
 #include <set>
+#include <utility>
 
 #include "analysis/tree/catalogue.hpp"
 #include "ccdiag/version.hpp"
@@ -610,20 +610,34 @@ Report decide(const EvidenceSet& input, const DecideOptions& options) {
   // Failure lines no rule explains are quoted, never taken for health.
   auto quote_unrecognized = [&]() {
     if (marker_count == 0 || (best && best->confidence >= 0.2)) return;
+    // A marker line that a finding already quotes (a watchdog timeout, a
+    // signature's match, an NCCL error code passed up) has been read, if not
+    // traced to its cause: only the others are "no rule explains".
+    std::set<std::pair<std::string, int64_t>> read;
+    for (const auto& f : findings)
+      for (const auto& p : f.provenance)
+        if (p.line) read.emplace(p.source, *p.line);
+    nlohmann::json unread = nlohmann::json::array();
+    size_t count = marker_count;
+    for (const auto& l : marker_lines) {
+      if (!l.is_object()) continue;
+      if (read.count({l.value("source", ""), l.value("line", int64_t{0})}) && count > 0) --count;
+      else unread.push_back(l);
+    }
+    if (count == 0 || unread.empty()) return;
     Finding u;
     u.id = "log.unrecognized_failure";
     u.layer = v.layer.value_or(Layer::framework);
     u.severity = Severity::error;
     u.role = FindingRole::symptom;
     std::string quoted;
-    for (const auto& l : marker_lines) {
-      if (!l.is_object()) continue;
+    for (const auto& l : unread) {
       const std::string t = l.value("text", "");
       if (quoted.size() < 400) quoted += (quoted.empty() ? "" : " | ") + t.substr(0, 160);
       u.provenance.push_back(Provenance{l.value("source", ""), l.value("line", int64_t{1}), t});
     }
-    u.summary = std::to_string(marker_count) + " failure line(s) no rule explains: " + quoted;
-    u.fields = {{"count", marker_count}, {"lines", marker_lines}, {"unrecognized", true}};
+    u.summary = std::to_string(count) + " failure line(s) no rule explains: " + quoted;
+    u.fields = {{"count", count}, {"lines", unread}, {"unrecognized", true}};
     findings.push_back(std::move(u));
   };
   const bool strong = best && !decomposed && best->confidence >= kMinConfidence;

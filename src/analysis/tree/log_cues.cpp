@@ -195,6 +195,14 @@ const std::vector<TextCue>& text_cues() {
        L::nccl, "CUDA graph capture", S::error, R::primary,
        "captured and uncaptured streams or communicators were mixed in one NCCL group",
        {{"cuda_graph_or_stream_misuse", 30}}},
+      // PyTorch's CUDAGraph capture_begin warns when NCCL work is still in
+      // flight as a capture starts: captured and eager NCCL work interleave on
+      // the same communicators. Harmless alone (it waits), a cause when a
+      // collective then never completes.
+      {"graph_capture_waits_on_nccl", {"pending NCCL work to finish before starting graph capture"}, {}, {}, L::nccl,
+       "CUDA graph capture", S::warning, R::primary,
+       "a CUDA graph capture started while NCCL work was pending: captured and eager collectives interleave",
+       {{"cuda_graph_or_stream_misuse", 5}}},
       {"nccl_comm_id_invalid", {"Invalid NCCL_COMM_ID", "should not be called when NCCL_COMM_ID is set"}, {}, {},
        L::nccl, "NCCL settings", S::error, R::primary, "NCCL_COMM_ID is malformed or conflicts with the API use",
        {{"nccl_config_error", 8}, {"user_code_bug", 2}}},
