@@ -115,6 +115,36 @@ TEST_CASE("log facts: watchdog fields, repeats collapse, torchrun root-cause blo
   CHECK(set.findings[1].supports[0].cause == "rank_process_died");
 }
 
+TEST_CASE("log facts: a launcher's negative exit code is the signal that killed the rank", "[tree][logfacts]") {
+  auto supports = [](const Finding& f, const char* cause) {
+    for (const auto& c : f.supports)
+      if (c.cause == cause) return true;
+    return false;
+  };
+  // torchrun's failure table: -7 is SIGBUS, a /dev/shm segment the tmpfs could not back.
+  auto set = extract("Root Cause (first observed failure):\n  host      : node2\n  rank      : 1 (local_rank: 1)\n"
+                     "  exitcode  : -7 (pid: 48213)\n");
+  REQUIRE(set.findings.size() == 1);
+  CHECK(set.findings[0].id == "log.rank_killed");
+  CHECK(set.findings[0].fields["signal"] == "SIGBUS");
+  CHECK(set.findings[0].summary.find("(SIGBUS)") != std::string::npos);
+  CHECK(supports(set.findings[0], "container_shm_too_small"));
+  // DeepSpeed's launcher says the same in its own words.
+  set = extract("[2023-07-20 15:45:14,306] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', "
+                "'main.py', '--local_rank=3'] exits with return code = -7\n");
+  REQUIRE(set.findings.size() == 1);
+  CHECK(set.findings[0].id == "log.rank_killed");
+  CHECK(supports(set.findings[0], "container_shm_too_small"));
+  // SIGKILL is no /dev/shm matter; exit 1 is an exit, not a signal.
+  set = extract("[ERROR] [launch.py:321:sigkill_handler] ['python', 'main.py'] exits with return code = -9\n");
+  REQUIRE(set.findings.size() == 1);
+  CHECK(set.findings[0].fields["signal"] == "SIGKILL");
+  CHECK_FALSE(supports(set.findings[0], "container_shm_too_small"));
+  set = extract("[ERROR] [launch.py:321:sigkill_handler] ['python', 'main.py'] exits with return code = 1\n");
+  REQUIRE(set.findings.size() == 1);
+  CHECK(set.findings[0].id == "log.rank_exited");
+}
+
 TEST_CASE("log facts: user exceptions vote for user_code_bug, distributed ones do not", "[tree][logfacts]") {
   auto set = extract("[rank2]: KeyError: 'labels'\n");
   REQUIRE(set.findings.size() == 1);

@@ -16,6 +16,7 @@
 #include "analysis/tree/pasted_blocks.hpp"
 #include "ccdiag/line_prefix.hpp"
 #include "ccdiag/nccl_coll_line.hpp"
+#include "ccdiag/signal_names.hpp"
 
 namespace ccdiag {
 
@@ -295,7 +296,7 @@ constexpr std::string_view kFactLiterals[] = {
     " set by environment to ", "Bootstrap", "NET/", "comm 0x", " via ", "Access Peer", "Init COMPLETE",
     "Setting affinity", "Connected all rings", "# Using devices", "Avg bus bandwidth", "Out of bounds values",
     // torchrun's failure block and signals
-    "local_rank", "host", "exitcode", "received by PID",
+    "local_rank", "host", "exitcode", "received by PID", "exits with return code",
     // IB completions, RoCE, QPs, `ip addr`
     "Got completion", "inet", "RoCE", "link_layer", "IBV_WC_RETRY_EXC_ERR", "with status=12", "with error 12",
     "ibv_modify_qp",
@@ -559,6 +560,9 @@ struct Extractor {
     static const Field tr_host("host", R"(^\s*host\s*:\s*(\S+))");
     static const Field tr_exit("exitcode", R"(^\s*exitcode\s*:\s*(-?\d+))");
     static const Field tr_signal("received by PID", R"(Signal (\d+) \((SIG\w+)\) received by PID (\d+))");
+    // DeepSpeed's launcher (launch.py sigkill_handler): "[...] exits with return code = -7", Python's
+    // convention of -N for a child killed by signal N.
+    static const Field ds_exit("exits with return code", R"(exits with return code = (-?\d+))");
     static const Field py_exc("", R"(^(?:\[[^\]]*\]:?\s*)*([A-Za-z_][\w.]*(?:Error|Exception)): (.+))");
     static const Field timeout_ms("Timeout(ms)=", R"(Timeout\(ms\)=(\d+))");
     static const Field ibv_call(" failed", R"((ibv_\w+) failed)");
@@ -631,16 +635,19 @@ struct Extractor {
     // ---- torchrun failure block ----
     if (tr_rank.find(body, &g1)) pending_rank = to_int(g1);
     if (tr_host.find(body, &g1)) pending_host = g1;
-    if (tr_exit.find(body, &g1)) {
-      const int code = to_int(g1);
-      LineWho ww = w;
-      if (pending_rank) ww.rank = *pending_rank;
-      if (file_host.empty() && !pending_host.empty()) ww.host = pending_host;
+    // A launcher's report of how a rank's process ended: -N is signal N.
+    auto rank_ended = [&](int code, const LineWho& ww) {
       if (code < 0) {
+        const char* name = linux_signal_name(-code);
         auto& f = finding("log.rank_killed", Layer::framework, Severity::critical, FindingRole::primary,
-                          "rank process killed by signal " + std::to_string(-code), ww, lineno, text);
+                          "rank process killed by signal " + std::to_string(-code) + (*name ? std::string(" (") + name + ")" : ""),
+                          ww, lineno, text);
         f.fields = {{"exitcode", code}};
+        if (*name) f.fields["signal"] = name;
         f.supports.push_back({"rank_process_died", 30});
+        // SIGBUS, as the "sigbus" cue reads it from a message: a mapped /dev/shm segment the tmpfs could
+        // not back.
+        if (-code == 7) f.supports.push_back({"container_shm_too_small", 25});
       } else if (code > 0) {
         const size_t before = set.findings.size();
         auto& f = finding("log.rank_exited", Layer::framework, Severity::error, FindingRole::primary,
@@ -652,9 +659,16 @@ struct Extractor {
         f.supports.push_back({"user_code_bug", 3});
         f.supports.push_back({"rank_process_died", 2});
       }
+    };
+    if (tr_exit.find(body, &g1)) {
+      LineWho ww = w;
+      if (pending_rank) ww.rank = *pending_rank;
+      if (file_host.empty() && !pending_host.empty()) ww.host = pending_host;
+      rank_ended(to_int(g1), ww);
       pending_rank.reset();
       pending_host.clear();
     }
+    if (ds_exit.find(lt, &g1)) rank_ended(to_int(g1), w);
     if (tr_signal.find(lt, &g1, &g2, &g3)) {
       auto& f = finding("log.rank_killed", Layer::framework, Severity::critical, FindingRole::primary,
                         "rank process received " + g2, w, lineno, text);

@@ -1,6 +1,7 @@
 #include "collectors/logs/torchrun_console.hpp"
 
 #include "ccdiag/line_prefix.hpp"
+#include "ccdiag/signal_names.hpp"
 #include "ccdiag/text_scan.hpp"
 
 #include <algorithm>
@@ -55,11 +56,8 @@ std::string signal_in(std::string_view s) {
 }
 
 std::string signal_of_exit(int code) {
-  static const std::map<int, const char*> names = {{1, "SIGHUP"},  {2, "SIGINT"},   {6, "SIGABRT"}, {7, "SIGBUS"},
-                                                    {8, "SIGFPE"},  {9, "SIGKILL"},  {11, "SIGSEGV"}, {15, "SIGTERM"},
-                                                    {4, "SIGILL"},  {13, "SIGPIPE"}};
-  auto it = names.find(-code);
-  return it != names.end() ? it->second : "signal " + std::to_string(-code);
+  const char* name = linux_signal_name(-code);
+  return *name ? name : "signal " + std::to_string(-code);
 }
 
 int64_t num_field(const nlohmann::json& fields, const char* key) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "ccdiag/signal_names.hpp"
 #include "collectors/proc/proc_parse.hpp"
 
 namespace ccdiag {
@@ -135,12 +136,8 @@ std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* 
 }
 
 std::string signal_name(int sig) {
-  static const std::map<int, const char*> names = {
-      {1, "SIGHUP"},  {2, "SIGINT"},   {3, "SIGQUIT"},  {4, "SIGILL"},  {6, "SIGABRT"}, {7, "SIGBUS"},
-      {8, "SIGFPE"},  {9, "SIGKILL"},  {10, "SIGUSR1"}, {11, "SIGSEGV"}, {12, "SIGUSR2"}, {13, "SIGPIPE"},
-      {14, "SIGALRM"}, {15, "SIGTERM"}, {24, "SIGXCPU"}, {25, "SIGXFSZ"}};
-  auto it = names.find(sig);
-  return it != names.end() ? it->second : "signal " + std::to_string(sig);
+  const char* name = linux_signal_name(sig);
+  return *name ? name : "signal " + std::to_string(sig);
 }
 
 namespace {
