@@ -144,6 +144,7 @@ bool gpu_label(std::string_view t) {
 
 void PastedBlocks::line(std::string_view text, int64_t lineno) {
   smi_memory_.line(text, lineno);
+  crash_.line(text, lineno);
   // ---- nvidia-smi topo -m: "\tGPU0\tGPU1\t...\tNIC0\tCPU Affinity\t..." then one row per device
   if (has(text, "GPU0") && has(text, "CPU Affinity")) {
     topo_columns_.clear();
@@ -263,6 +264,9 @@ void PastedBlocks::add_literals(LineLiterals& out) {
   // nvidia-smi -q's memory error sections.
   for (std::string_view l : SmiMemoryBlock::kHeaders) out.exact.push_back(l);
   out.exact.push_back(SmiMemoryBlock::kGpuHeader);
+  // A native crash, and PyTorch's deliberate abort that is none.
+  for (std::string_view l : CrashStackBlock::kMarkers) out.exact.push_back(l);
+  for (std::string_view l : CrashStackBlock::kDeliberate) out.exact.push_back(l);
 }
 
 void PastedBlocks::finish(const std::string& source, const std::string& host, EvidenceSet& set) {
@@ -302,6 +306,7 @@ void PastedBlocks::finish(const std::string& source, const std::string& host, Ev
   }
   if (!frames_.empty()) close_stack();
   smi_memory_.finish(source, host, set);
+  crash_.finish(source, host, set);
   if (in_nccl_launch_)
     add("log.stack_in_nccl_launch", Layer::nccl,
         "a pasted stack shows a thread inside NCCL's own launch path on the host (" + in_nccl_launch_->text +

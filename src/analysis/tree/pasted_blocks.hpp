@@ -22,6 +22,9 @@
 //     a peer -> log.stack_in_nccl_launch.
 //   nvidia-smi -q: its ECC, retired-page and remapped-row sections
 //     (smi_memory_block.hpp) -> log.gpu_memory_errors.
+//   A native crash (SIGSEGV, glibc's heap checks) and the frames printed
+//     after it (crash_stack_block.hpp): NCCL's code among the innermost
+//     -> log.crash_in_nccl / log.crash_in_net_plugin.
 //   nvidia-smi topo -m: the matrix's GPU-to-GPU cells (NV# = NVLink; PIX,
 //     PXB, PHB, NODE, SYS = PCIe through switches, host bridge or CPU
 //     interconnect) and whether NICs are columns too -> log.gpu_topology
@@ -37,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/tree/crash_stack_block.hpp"
 #include "analysis/tree/literal_gate.hpp"
 #include "analysis/tree/smi_memory_block.hpp"
 #include "ccdiag/evidence_set.hpp"
@@ -51,7 +55,7 @@ class PastedBlocks {
   // any may be skipped unread.
   bool idle() const {
     return topo_columns_.empty() && !in_acs_read_ && frames_.empty() && !open_matrix_ && !fm_unit_line_ &&
-           !smi_memory_.open();
+           !smi_memory_.open() && !crash_.open();
   }
   static void add_literals(LineLiterals& out);
   // Appends the block findings (subject host when known) to `set`.
@@ -88,6 +92,8 @@ class PastedBlocks {
   bool topo_seen_ = false;
   // nvidia-smi -q: its memory error sections.
   SmiMemoryBlock smi_memory_;
+  // A native crash's stack: inside NCCL or not.
+  CrashStackBlock crash_;
 };
 
 }  // namespace ccdiag

@@ -1,0 +1,109 @@
+// A native crash and its stack, in the forms glog / absl, PyTorch's c10,
+// gdb and the kernel print them: a crash with NCCL's own code among the
+// innermost frames is a crash in NCCL; PyTorch aborting on purpose is not.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "analysis/tree/log_facts.hpp"
+
+using namespace ccdiag;
+
+namespace {
+
+std::vector<Finding> crash_findings(const std::string& text) {
+  EvidenceSet set;
+  extract_log_facts(text, "rank3.log", "node3", set);
+  std::vector<Finding> out;
+  for (const auto& f : set.findings)
+    if (f.id == "log.crash_in_nccl" || f.id == "log.crash_in_net_plugin") out.push_back(f);
+  return out;
+}
+
+double weight(const Finding& f, const char* cause) {
+  for (const auto& s : f.supports)
+    if (s.cause == cause) return s.weight;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("crash stacks: a glog SIGSEGV report whose innermost named frame is NCCL's", "[tree][crash-stack]") {
+  const auto fs = crash_findings(
+      "[rank3]:*** SIGSEGV (@0x0) received by PID 2211 (TID 0x7f3a2bfff640) from PID 0; stack trace: ***\n"
+      "    @     0x7f3b7e4a2520 (unknown)\n"
+      "    @     0x7f3a9c6f1e3a ncclProxyProgress()\n"
+      "    @     0x7f3a9c6f2a11 ncclProxyService()\n"
+      "    @     0x7f3b7e4f4ac3 (unknown)\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].id == "log.crash_in_nccl");
+  CHECK(fs[0].layer == Layer::nccl);
+  CHECK(fs[0].summary.find("ncclProxyProgress") != std::string::npos);
+  CHECK(fs[0].provenance[0].line == 1);
+  CHECK(weight(fs[0], "nccl_bug") > 1);
+}
+
+TEST_CASE("crash stacks: c10 and gdb frames, unnamed code in libnccl, the kernel's segfault line",
+          "[tree][crash-stack]") {
+  // c10's frames: an unnamed function is placed by its library.
+  auto fs = crash_findings(
+      "Segmentation fault (core dumped)\n"
+      "frame #0: <unknown function> + 0x42520 (0x7f3b7e4a2520 in /lib/x86_64-linux-gnu/libc.so.6)\n"
+      "frame #1: <unknown function> + 0x5a7f2 (0x7f1c8a55a7f2 in /usr/lib/x86_64-linux-gnu/libnccl.so.2)\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].summary.find("libnccl.so.2") != std::string::npos);
+  // gdb after glibc's heap check; abort's own frames are skipped.
+  fs = crash_findings(
+      "free(): corrupted unsorted chunks\n"
+      "#0  __pthread_kill_implementation (no_tid=0, signo=6, threadid=<optimized out>) at ./nptl/pthread_kill.c:44\n"
+      "#1  0x00007f3b7e4a0476 in __GI_raise (sig=sig@entry=6) at ../sysdeps/posix/raise.c:26\n"
+      "#2  0x00007f3b7e4867f3 in __GI_abort () at ./stdlib/abort.c:79\n"
+      "#3  0x00007f3b7e4e76f6 in __libc_message (action=do_abort) at ../sysdeps/posix/libc_fatal.c:155\n"
+      "#4  0x00007f3b7e4fed7c in malloc_printerr (str=<optimized out>) at ./malloc/malloc.c:5664\n"
+      "#5  0x00007f3b7e500f0a in _int_free (av=<optimized out>) at ./malloc/malloc.c:4441\n"
+      "#6  0x00007f1c8a5a7f2a in ncclCommDestroy () from /usr/lib/x86_64-linux-gnu/libnccl.so.2\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].summary.find("ncclCommDestroy") != std::string::npos);
+  // The kernel names the object the faulting instruction was in.
+  fs = crash_findings(
+      "[Thu Dec  3 02:14:09 2026] python[2211]: segfault at 0 ip 00007f3a9c6f1e3a sp 00007f3a2bffe9f0 error 4 in "
+      "libnccl.so.2.18.3[7f3a9c600000+1b2000]\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].id == "log.crash_in_nccl");
+  // A net plugin's library is the plugin's matter.
+  fs = crash_findings(
+      "[Thu Dec  3 02:14:09 2026] python[2211]: segfault at 8 ip 00007f3a9c6f1e3a sp 00007f3a2bffe9f0 error 4 in "
+      "libnccl-net.so[7f3a9c600000+1b2000]\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].id == "log.crash_in_net_plugin");
+  CHECK(weight(fs[0], "net_plugin_mismatch") > 1);
+}
+
+TEST_CASE("crash stacks: not a crash in NCCL", "[tree][crash-stack]") {
+  // The crash is in the user's extension; NCCL is further out than the innermost frames.
+  CHECK(crash_findings("*** SIGSEGV (@0x8) received by PID 7 (TID 0x7f) from PID 8; stack trace: ***\n"
+                       "    @     0x7f3b7e4a2520 (unknown)\n"
+                       "    @     0x7f1000000010 my_ext::scatter_rows()\n"
+                       "    @     0x7f1000000020 my_ext::forward()\n"
+                       "    @     0x7f1000000030 at::native::call()\n"
+                       "    @     0x7f1000000040 torch::autograd::run()\n"
+                       "    @     0x7f1c8a5a7f2a ncclAllReduce()\n")
+            .empty());
+  // PyTorch's watchdog rethrowing a timeout aborts the process: its stack is c10d's, and NCCL frames
+  // after it are not where anything crashed.
+  CHECK(crash_findings("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+                       "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated "
+                       "with exception: [Rank 1] Watchdog caught collective operation timeout\n"
+                       "Fatal Python error: Aborted\n"
+                       "frame #0: ncclCommWatchdog + 0x12 (0x7f1c8a5a7f2a in /usr/lib/x86_64-linux-gnu/libnccl.so.2)\n")
+            .empty());
+  // Frames with no crash before them (an exception's trace) place nothing.
+  CHECK(crash_findings("frame #3: ncclGroupEnd + 0x2a (0x7f1c8a5a7f2a in /usr/lib/x86_64-linux-gnu/libnccl.so.2)\n")
+            .empty());
+  // A crash window closes: frames 100 lines later are another matter.
+  std::string late = "Segmentation fault (core dumped)\n";
+  for (int i = 0; i < 100; ++i) late += "step " + std::to_string(i) + " loss 2.0\n";
+  late += "#3  0x00007f1c8a5a7f2a in ncclProxyProgress () from /usr/lib/x86_64-linux-gnu/libnccl.so.2\n";
+  CHECK(crash_findings(late).empty());
+}
