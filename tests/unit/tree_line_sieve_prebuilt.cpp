@@ -1,7 +1,8 @@
-// The line sieve's database is compiled at build time and embedded in the
-// binary (tools/sigdb); a sieve takes it only when its key (engine version,
-// every literal, its flags and set) is the sieve's own, and then marks every
-// line exactly as a database compiled at run time does.
+// The log facts' literal databases (the line sieve, the gates of the signal
+// and cue tables) are compiled at build time and embedded in the binary
+// (tools/sigdb); a database takes embedded bytes only when their key (engine
+// version, every literal, its flags and owner) is its own, and then answers
+// exactly as one compiled at run time does.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -17,7 +18,7 @@ namespace {
 // Restores "no embedded sieve" however a test ends: the registration is
 // process-wide and other tests compile their own sieves.
 struct PrebuiltGuard {
-  ~PrebuiltGuard() { set_prebuilt_sieve(PrebuiltSieve{}); }
+  ~PrebuiltGuard() { clear_prebuilt_literals(); }
 };
 
 const char* const kBlock =
@@ -50,7 +51,7 @@ TEST_CASE("an embedded line sieve is used only under its own key and marks what 
   REQUIRE(want == std::vector<uint8_t>{0, 1, 1, 0, 2, 0});
 
   const auto* data = reinterpret_cast<const unsigned char*>(bytes->data());
-  set_prebuilt_sieve(PrebuiltSieve{data, bytes->size(), compiled.key()});
+  add_prebuilt_literals(PrebuiltLiterals{data, bytes->size(), compiled.key()});
   LineSieve embedded(sets);
   CHECK(std::string(embedded.source()) == "prebuilt");
   CHECK(embedded.key() == compiled.key());
@@ -67,7 +68,8 @@ TEST_CASE("an embedded line sieve is used only under its own key and marks what 
 
   // A key that matches but bytes Hyperscan refuses: compiled, still exact.
   const std::string junk(bytes->size(), 'x');
-  set_prebuilt_sieve(PrebuiltSieve{reinterpret_cast<const unsigned char*>(junk.data()), junk.size(), compiled.key()});
+  clear_prebuilt_literals();
+  add_prebuilt_literals(PrebuiltLiterals{reinterpret_cast<const unsigned char*>(junk.data()), junk.size(), compiled.key()});
   LineSieve refused(sets);
   CHECK(std::string(refused.source()) == "compiled");
   got.clear();
@@ -79,14 +81,56 @@ TEST_CASE("an embedded line sieve is used only under its own key and marks what 
 #endif
 }
 
-TEST_CASE("the log facts' sieve has a database to embed", "[sieve-prebuilt]") {
-  const LineSieve& sieve = LogFactExtractor::sieve();
+TEST_CASE("an embedded literal gate is used only under its own key and opens what a compiled one opens",
+          "[sieve-prebuilt]") {
+  PrebuiltGuard guard;
+  const std::vector<std::vector<std::string_view>> needles{{"NCCL WARN"}, {"Bootstrap", "bootstrap"}, {}};
+  const std::string line = "host:1:2 [0] NCCL INFO Bootstrap : Using eth0";
+  // compile_after 0: the database is made on the first line.
+  LiteralGate compiled(needles, 0);
+  std::vector<uint64_t> want, got;
+  compiled.candidates(line, want);
 #ifdef CCDIAG_HAVE_HYPERSCAN
-  // An incomplete literal set (some check that needs no literal) would leave
-  // nothing to embed and every large log would be read line by line.
-  CHECK(sieve.key() != 0);
-  CHECK(sieve.serialize().ok());
+  CHECK(std::string(compiled.source()) == "compiled");
+  CHECK(!LiteralGate::test(want, 0));
+  CHECK(LiteralGate::test(want, 1));
+  CHECK(LiteralGate::test(want, 2));  // no literal: always tried
+  auto bytes = compiled.serialize();
+  REQUIRE(bytes.ok());
+  add_prebuilt_literals(
+      PrebuiltLiterals{reinterpret_cast<const unsigned char*>(bytes->data()), bytes->size(), compiled.key()});
+  LiteralGate embedded(needles, 0);
+  embedded.candidates(line, got);
+  CHECK(std::string(embedded.source()) == "prebuilt");
+  CHECK(got == want);
+  // The same literals owned by other entries are another gate.
+  LiteralGate other({{"Bootstrap", "bootstrap"}, {"NCCL WARN"}, {}}, 0);
+  CHECK(other.key() != compiled.key());
+  other.candidates(line, got);
+  CHECK(std::string(other.source()) == "compiled");
 #else
-  CHECK(sieve.key() == 0);
+  CHECK(std::string(compiled.source()) == "none");
+#endif
+}
+
+TEST_CASE("the log facts' literal databases all have bytes to embed", "[sieve-prebuilt]") {
+  const auto dbs = LogFactExtractor::literal_databases();
+  REQUIRE(dbs.size() == 3);
+  std::vector<uint64_t> keys;
+  for (const auto& [name, db] : dbs) {
+    INFO(name);
+#ifdef CCDIAG_HAVE_HYPERSCAN
+    // An incomplete sieve (some check that needs no literal) would leave
+    // nothing to embed and every large log would be read line by line.
+    CHECK(db->key() != 0);
+    CHECK(db->serialize().ok());
+    keys.push_back(db->key());
+#else
+    CHECK(db->key() == 0);
+#endif
+  }
+#ifdef CCDIAG_HAVE_HYPERSCAN
+  CHECK(keys[0] != keys[1]);
+  CHECK(keys[1] != keys[2]);
 #endif
 }

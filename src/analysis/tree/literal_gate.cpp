@@ -23,6 +23,8 @@ struct LiteralGate::Impl {
   uint64_t serial = 0;  // unique per gate: a freed database's address may come back
   std::atomic<uint64_t> calls{0};
   std::once_flag compiled;
+  uint64_t key = 0;
+  std::atomic<const char*> source{"none"};
   void compile();
 #ifdef CCDIAG_HAVE_HYPERSCAN
   hs_database_t* db = nullptr;
@@ -41,6 +43,36 @@ uint64_t next_serial() {
 }
 
 void set_bit(std::vector<uint64_t>& bits, size_t i) { bits[i >> 6] |= uint64_t{1} << (i & 63); }
+
+// The embedded databases (a handful: the sieve and the gates). Registered
+// at start, before any thread reads them.
+std::vector<PrebuiltLiterals>& prebuilt() {
+  static std::vector<PrebuiltLiterals> dbs;
+  return dbs;
+}
+
+#ifdef CCDIAG_HAVE_HYPERSCAN
+// The embedded database of `key`, deserialized, or null.
+hs_database_t* deserialize_prebuilt(uint64_t key) {
+  if (key == 0) return nullptr;
+  for (const auto& p : prebuilt()) {
+    if (p.key != key || !p.data || !p.size) continue;
+    hs_database_t* db = nullptr;
+    if (hs_deserialize_database(reinterpret_cast<const char*>(p.data), p.size, &db) == HS_SUCCESS) return db;
+  }
+  return nullptr;
+}
+
+Result<std::string> serialize_db(const hs_database_t* db) {
+  char* bytes = nullptr;
+  size_t size = 0;
+  if (!db || hs_serialize_database(db, &bytes, &size) != HS_SUCCESS)
+    return make_error("cannot serialize a literal database");
+  std::string out(bytes, size);
+  std::free(bytes);  // Hyperscan's default allocator is malloc
+  return out;
+}
+#endif
 
 #ifdef CCDIAG_HAVE_HYPERSCAN
 struct ScanState {
@@ -99,10 +131,26 @@ LiteralGate::LiteralGate(const std::vector<std::vector<std::string_view>>& needl
       impl_->owner.push_back({static_cast<uint32_t>(i)});
     }
   }
+#ifdef CCDIAG_HAVE_HYPERSCAN
+  if (!literals.empty()) {
+    Fnv1a64 key;
+    key.add(hs_version());
+    key.add("gate");
+    for (size_t k = 0; k < literals.size(); ++k) {
+      key.add(literals[k]);
+      key.add(std::to_string(impl_->owner[k].front()));
+    }
+    impl_->key = key.value();
+  }
+#endif
 }
 
 void LiteralGate::Impl::compile() {
 #ifdef CCDIAG_HAVE_HYPERSCAN
+  if ((db = deserialize_prebuilt(key))) {
+    source = "prebuilt";
+    return;
+  }
   if (!literals.empty()) {
     std::vector<const char*> exprs;
     std::vector<size_t> lens;
@@ -117,12 +165,29 @@ void LiteralGate::Impl::compile() {
                              HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
       if (err) hs_free_compile_error(err);
       db = nullptr;  // every entry is then tried
+    } else {
+      source = "compiled";
     }
   }
 #endif
 }
 
 LiteralGate::~LiteralGate() = default;
+
+uint64_t LiteralGate::key() const { return impl_->key; }
+
+const char* LiteralGate::source() const { return impl_->source.load(); }
+
+Result<std::string> LiteralGate::serialize() const {
+#ifdef CCDIAG_HAVE_HYPERSCAN
+  Impl* impl = impl_.get();
+  std::call_once(impl_->compiled, [impl] { impl->compile(); });
+  if (!impl_->db) return make_error("the literal gate has no database");
+  return serialize_db(impl_->db);
+#else
+  return make_error("no literal gate database without Hyperscan");
+#endif
+}
 
 void LiteralGate::candidates(std::string_view line, std::vector<uint64_t>& bits) const {
   const size_t words = impl_->always.size();
@@ -162,11 +227,9 @@ struct LineSieve::Impl {
 #endif
 };
 
-namespace {
-PrebuiltSieve g_prebuilt_sieve;
-}  // namespace
+void add_prebuilt_literals(PrebuiltLiterals db) { prebuilt().push_back(db); }
 
-void set_prebuilt_sieve(PrebuiltSieve db) { g_prebuilt_sieve = db; }
+void clear_prebuilt_literals() { prebuilt().clear(); }
 
 LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_unique<Impl>()) {
   impl_->serial = next_serial();
@@ -200,14 +263,11 @@ LineSieve::LineSieve(const std::vector<LineLiterals>& sets) : impl_(std::make_un
   }
   if (exprs.empty()) return;
   impl_->key = key.value();
-  const PrebuiltSieve pre = g_prebuilt_sieve;
-  if (pre.data && pre.size && pre.key == impl_->key &&
-      hs_deserialize_database(reinterpret_cast<const char*>(pre.data), pre.size, &impl_->db) == HS_SUCCESS) {
+  if ((impl_->db = deserialize_prebuilt(impl_->key))) {
     impl_->source = "prebuilt";
     impl_->usable = true;
     return;
   }
-  impl_->db = nullptr;
   hs_compile_error_t* err = nullptr;
   if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(), static_cast<unsigned>(exprs.size()),
                            HS_MODE_BLOCK, nullptr, &impl_->db, &err) != HS_SUCCESS) {
@@ -229,13 +289,7 @@ const char* LineSieve::source() const { return impl_->source; }
 Result<std::string> LineSieve::serialize() const {
 #ifdef CCDIAG_HAVE_HYPERSCAN
   if (!impl_->usable) return make_error("the line sieve has no database");
-  char* bytes = nullptr;
-  size_t size = 0;
-  if (hs_serialize_database(impl_->db, &bytes, &size) != HS_SUCCESS)
-    return make_error("cannot serialize the line sieve's database");
-  std::string out(bytes, size);
-  std::free(bytes);  // Hyperscan's default allocator is malloc
-  return out;
+  return serialize_db(impl_->db);
 #else
   return make_error("no line sieve database without Hyperscan");
 #endif

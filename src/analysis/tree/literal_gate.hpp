@@ -19,7 +19,32 @@
 
 namespace ccdiag {
 
-class LiteralGate {
+// A literal database that can be compiled at build time and embedded in the
+// binary (tools/sigdb/gen_sigdb.cpp): the line sieve and the gates below.
+class LiteralDatabase {
+ public:
+  virtual ~LiteralDatabase() = default;
+  // Identifies the database: the engine version and every literal with its
+  // flags and owner. 0 where there is no database to embed.
+  virtual uint64_t key() const = 0;
+  // The database's bytes (compiling it first if need be).
+  virtual Result<std::string> serialize() const = 0;
+};
+
+// Databases compiled and serialized at build time and linked into the binary,
+// registered once at start (main). A database whose key matches one is
+// deserialized instead of compiled; Hyperscan refuses bytes built for another
+// engine version or CPU platform, and the database is then compiled as before.
+struct PrebuiltLiterals {
+  const unsigned char* data = nullptr;
+  size_t size = 0;
+  uint64_t key = 0;
+};
+void add_prebuilt_literals(PrebuiltLiterals db);
+// Forgets every registration (tests).
+void clear_prebuilt_literals();
+
+class LiteralGate : public LiteralDatabase {
  public:
   // needles[i]: the literals one of which entry i needs; an empty list (or one
   // holding an empty literal) means entry i is always tried. Compiling the
@@ -36,6 +61,11 @@ class LiteralGate {
 
   static bool test(const std::vector<uint64_t>& bits, size_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
 
+  uint64_t key() const override;
+  // Where the database came from once made: "prebuilt", "compiled", or "none" (not yet, or none to make).
+  const char* source() const;
+  Result<std::string> serialize() const override;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -50,26 +80,15 @@ struct LineLiterals {
   bool complete = true;
 };
 
-// A LineSieve database compiled and serialized at build time and linked into
-// the binary (tools/sigdb/gen_sigdb.cpp). Registered once at start (main);
-// a sieve whose key differs, or a database Hyperscan refuses (another engine
-// version or CPU platform), is compiled at run time instead.
-struct PrebuiltSieve {
-  const unsigned char* data = nullptr;
-  size_t size = 0;
-  uint64_t key = 0;
-};
-void set_prebuilt_sieve(PrebuiltSieve db);
-
 // Which lines of a block contain literals of which sets, in one scan of the
 // whole block: the lines of a large log that none of the tests can hold on
 // (the plain progress lines of a training job, ~95% of it) are then skipped
 // without being looked at one by one. Exact: a line is reported without a
 // set's bit only if no literal of that set occurs in it.
-class LineSieve {
+class LineSieve : public LiteralDatabase {
  public:
   // Up to 8 sets; set i is bit (1 << i) of a line's mark. Takes the database
-  // registered with set_prebuilt_sieve when its key is this sieve's, else
+  // registered with add_prebuilt_literals when its key is this sieve's, else
   // compiles one (~80 ms for the log facts' ~700 literals, more than a small
   // log's whole diagnosis).
   explicit LineSieve(const std::vector<LineLiterals>& sets);
@@ -77,13 +96,10 @@ class LineSieve {
   LineSieve(const LineSieve&) = delete;
   LineSieve& operator=(const LineSieve&) = delete;
 
-  // Identifies this sieve's database: the engine version and every literal
-  // with its flags and set. 0 where the sieve has no database.
-  uint64_t key() const;
+  uint64_t key() const override;
   // Where the database came from: "prebuilt", "compiled" or "none".
   const char* source() const;
-  // The database's bytes, for embedding at build time (tools/sigdb).
-  Result<std::string> serialize() const;
+  Result<std::string> serialize() const override;
 
   // marks[k]: the bits of the sets a literal of which the k-th line of
   // `block` holds (lines end at '\n'; a last line may lack one). False where

@@ -504,6 +504,11 @@ std::vector<std::vector<std::string_view>> cue_needles() {
 
 }  // namespace
 
+const LiteralGate& cue_gate() {
+  static const LiteralGate gate(cue_needles());
+  return gate;
+}
+
 std::vector<LogCue> line_cues(const LineText& indexed) {
   const std::string_view line = indexed.text();
   std::vector<LogCue> out;
@@ -569,9 +574,8 @@ std::vector<LogCue> line_cues(const LineText& indexed) {
                            {{"nvlink_down_or_degraded", 6}, {"gpu_xid_nvlink_fault", 2}}});
   }
   // Only the cues one of whose literals occurs in the line are tried (LiteralGate).
-  static const LiteralGate gate(cue_needles());
   thread_local std::vector<uint64_t> open;
-  gate.candidates(line, open);
+  cue_gate().candidates(line, open);
   const auto& cues = text_cues();
   for (size_t i = 0; i < cues.size(); ++i) {
     const TextCue& c = cues[i];

@@ -52,5 +52,7 @@ inline bool is_failure_marker(std::string_view line) { return is_failure_marker(
 // every literal is_failure_marker() needs one of to hold (a line with none of
 // them gets neither: log_facts.cpp skips it unread).
 void add_cue_literals(LineLiterals& out);
+// The literal gate in front of the cue table (its database is embedded at build time by tools/sigdb).
+const LiteralGate& cue_gate();
 
 }  // namespace ccdiag

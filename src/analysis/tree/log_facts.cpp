@@ -326,6 +326,12 @@ std::vector<LineLiterals> sieve_literals() {
   return {facts, blocks};
 }
 
+// The literal gate in front of the signal table.
+const LiteralGate& signal_gate() {
+  static const LiteralGate gate(gate_needles(signals()));
+  return gate;
+}
+
 // Whether `needle` occurs in `line` other than inside a whitespace-delimited
 // token that contains a '/' (a file path).
 bool has_outside_paths(const LineText& line, std::string_view needle) {
@@ -679,9 +685,8 @@ struct Extractor {
 
     // ---- mechanism signals ----
     static const std::vector<Signal>& table = signals();
-    static const LiteralGate gate(gate_needles(table));
     thread_local std::vector<uint64_t> open;
-    gate.candidates(text, open);
+    signal_gate().candidates(text, open);
     for (size_t si = 0; si < table.size(); ++si) {
       const Signal& s = table[si];
       if (!LiteralGate::test(open, si) || !signal_matches(s, lt)) continue;
@@ -821,6 +826,10 @@ void LogFactExtractor::line(std::string_view raw) { impl_->line(raw, kUnsieved);
 const LineSieve& LogFactExtractor::sieve() {
   static const LineSieve sieve(sieve_literals());
   return sieve;
+}
+
+std::vector<std::pair<std::string, const LiteralDatabase*>> LogFactExtractor::literal_databases() {
+  return {{"sieve", &sieve()}, {"signals", &signal_gate()}, {"cues", &cue_gate()}};
 }
 
 void LogFactExtractor::lines(std::string_view block) {

@@ -23,12 +23,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ccdiag/evidence_set.hpp"
 
 namespace ccdiag {
 
 class LineSieve;
+class LiteralDatabase;
 
 // Streaming form: one line at a time (without its newline), then finish().
 // Memory is the facts and findings only, never the text.
@@ -53,6 +56,10 @@ class LogFactExtractor {
   // The sieve lines() uses (made on first use, once per process); its
   // database is embedded at build time by tools/sigdb.
   static const LineSieve& sieve();
+  // Every literal database the log facts use, by name, for embedding at
+  // build time (tools/sigdb): the sieve and the gates of the signal and cue
+  // tables.
+  static std::vector<std::pair<std::string, const LiteralDatabase*>> literal_databases();
   void finish();  // appends log.facts_summary {lines, nccl_lines, warn_lines}
 
  private:
