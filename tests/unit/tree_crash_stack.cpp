@@ -29,7 +29,8 @@ double weight(const Finding& f, const char* cause) {
 
 }  // namespace
 
-TEST_CASE("crash stacks: a glog SIGSEGV report whose innermost named frame is NCCL's", "[tree][crash-stack]") {
+TEST_CASE("crash stacks: a glog SIGSEGV report whose innermost named frame is NCCL's",
+          "[tree][crash-stack]") {
   const auto fs = crash_findings(
       "[rank3]:*** SIGSEGV (@0x0) received by PID 2211 (TID 0x7f3a2bfff640) from PID 0; stack trace: ***\n"
       "    @     0x7f3b7e4a2520 (unknown)\n"
@@ -56,7 +57,8 @@ TEST_CASE("crash stacks: c10 and gdb frames, unnamed code in libnccl, the kernel
   // gdb after glibc's heap check; abort's own frames are skipped.
   fs = crash_findings(
       "free(): corrupted unsorted chunks\n"
-      "#0  __pthread_kill_implementation (no_tid=0, signo=6, threadid=<optimized out>) at ./nptl/pthread_kill.c:44\n"
+      "#0  __pthread_kill_implementation (no_tid=0, signo=6, threadid=<optimized out>) at "
+      "./nptl/pthread_kill.c:44\n"
       "#1  0x00007f3b7e4a0476 in __GI_raise (sig=sig@entry=6) at ../sysdeps/posix/raise.c:26\n"
       "#2  0x00007f3b7e4867f3 in __GI_abort () at ./stdlib/abort.c:79\n"
       "#3  0x00007f3b7e4e76f6 in __libc_message (action=do_abort) at ../sysdeps/posix/libc_fatal.c:155\n"
@@ -67,13 +69,15 @@ TEST_CASE("crash stacks: c10 and gdb frames, unnamed code in libnccl, the kernel
   CHECK(fs[0].summary.find("ncclCommDestroy") != std::string::npos);
   // The kernel names the object the faulting instruction was in.
   fs = crash_findings(
-      "[Thu Dec  3 02:14:09 2026] python[2211]: segfault at 0 ip 00007f3a9c6f1e3a sp 00007f3a2bffe9f0 error 4 in "
+      "[Thu Dec  3 02:14:09 2026] python[2211]: segfault at 0 ip 00007f3a9c6f1e3a sp 00007f3a2bffe9f0 error "
+      "4 in "
       "libnccl.so.2.18.3[7f3a9c600000+1b2000]\n");
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].id == "log.crash_in_nccl");
   // A net plugin's library is the plugin's matter.
   fs = crash_findings(
-      "[Thu Dec  3 02:14:09 2026] python[2211]: segfault at 8 ip 00007f3a9c6f1e3a sp 00007f3a2bffe9f0 error 4 in "
+      "[Thu Dec  3 02:14:09 2026] python[2211]: segfault at 8 ip 00007f3a9c6f1e3a sp 00007f3a2bffe9f0 error "
+      "4 in "
       "libnccl-net.so[7f3a9c600000+1b2000]\n");
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].id == "log.crash_in_net_plugin");
@@ -92,14 +96,16 @@ TEST_CASE("crash stacks: not a crash in NCCL", "[tree][crash-stack]") {
             .empty());
   // PyTorch's watchdog rethrowing a timeout aborts the process: its stack is c10d's, and NCCL frames
   // after it are not where anything crashed.
-  CHECK(crash_findings("terminate called after throwing an instance of 'c10::DistBackendError'\n"
-                       "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated "
-                       "with exception: [Rank 1] Watchdog caught collective operation timeout\n"
-                       "Fatal Python error: Aborted\n"
-                       "frame #0: ncclCommWatchdog + 0x12 (0x7f1c8a5a7f2a in /usr/lib/x86_64-linux-gnu/libnccl.so.2)\n")
+  CHECK(crash_findings(
+            "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated "
+            "with exception: [Rank 1] Watchdog caught collective operation timeout\n"
+            "Fatal Python error: Aborted\n"
+            "frame #0: ncclCommWatchdog + 0x12 (0x7f1c8a5a7f2a in /usr/lib/x86_64-linux-gnu/libnccl.so.2)\n")
             .empty());
   // Frames with no crash before them (an exception's trace) place nothing.
-  CHECK(crash_findings("frame #3: ncclGroupEnd + 0x2a (0x7f1c8a5a7f2a in /usr/lib/x86_64-linux-gnu/libnccl.so.2)\n")
+  CHECK(crash_findings(
+            "frame #3: ncclGroupEnd + 0x2a (0x7f1c8a5a7f2a in /usr/lib/x86_64-linux-gnu/libnccl.so.2)\n")
             .empty());
   // A crash window closes: frames 100 lines later are another matter.
   std::string late = "Segmentation fault (core dumped)\n";

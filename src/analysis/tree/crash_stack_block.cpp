@@ -93,10 +93,13 @@ bool noise(const Frame& f) {
     return lib.empty() || starts(lib, "libc.so") || starts(lib, "libc-") || starts(lib, "libpthread") ||
            starts(lib, "libstdc++") || starts(lib, "libgcc_s") || starts(lib, "libc10.so");
   }
-  for (std::string_view p : {"__restore_rt", "raise", "abort", "__GI_", "__pthread_kill", "pthread_kill", "gsignal",
-                             "__libc_", "malloc_printerr", "_int_free", "_int_malloc", "free", "malloc", "cfree",
-                             "__sigaction", "c10::FatalSignalHandler", "c10::detail::", "c10::Error", "google::",
-                             "absl::", "std::", "__cxa", "__gnu_cxx", "__clone", "clone", "start_thread"})
+  for (std::string_view p : {"__restore_rt",    "raise",        "abort",       "__GI_",
+                             "__pthread_kill",  "pthread_kill", "gsignal",     "__libc_",
+                             "malloc_printerr", "_int_free",    "_int_malloc", "free",
+                             "malloc",          "cfree",        "__sigaction", "c10::FatalSignalHandler",
+                             "c10::detail::",   "c10::Error",   "google::",    "absl::",
+                             "std::",           "__cxa",        "__gnu_cxx",   "__clone",
+                             "clone",           "start_thread"})
     if (starts(f.function, p)) return true;
   return false;
 }
@@ -108,7 +111,8 @@ Owner owner(const Frame& f) {
   const auto lib = f.library;
   if (starts(lib, "libnccl-net") || starts(f.function, "nccl_net_ofi") || starts(f.function, "nccl_ofi"))
     return Owner::plugin;
-  if (starts(lib, "libnccl.so") || starts(lib, "libnccl_static") || starts(f.function, "nccl")) return Owner::nccl;
+  if (starts(lib, "libnccl.so") || starts(lib, "libnccl_static") || starts(f.function, "nccl"))
+    return Owner::nccl;
   return Owner::none;
 }
 
@@ -185,11 +189,10 @@ void CrashStackBlock::finish(const std::string& source, const std::string& host,
   f.layer = Layer::nccl;
   f.severity = Severity::critical;
   f.role = FindingRole::primary;
-  f.summary = hit_->plugin
-                  ? "a native crash with the NCCL net plugin's code on the stack (" + hit_->where +
-                        "): a plugin defect or a plugin that does not fit this NCCL / fabric library"
-                  : "a native crash with NCCL's own code on the stack (" + hit_->where +
-                        "): an NCCL defect, or memory NCCL was handed that was already freed";
+  f.summary = hit_->plugin ? "a native crash with the NCCL net plugin's code on the stack (" + hit_->where +
+                                 "): a plugin defect or a plugin that does not fit this NCCL / fabric library"
+                           : "a native crash with NCCL's own code on the stack (" + hit_->where +
+                                 "): an NCCL defect, or memory NCCL was handed that was already freed";
   if (!host.empty()) f.subject.host = host;
   f.provenance.push_back(Provenance{source, hit_->lineno, hit_->text});
   f.order = hit_->lineno;

@@ -40,22 +40,22 @@ class CrashStackBlock {
   bool open() const { return window_ > 0; }
   // What opens a window, or is the kernel's report (for the line sieve).
   static constexpr std::string_view kMarkers[] = {
-      "SIGSEGV",       "Segmentation fault", "SIGABRT",        "SIGILL",        "SIGFPE",        "free(): ",
-      "double free",   "malloc(): ",         "corrupted size", "munmap_chunk(", "segfault at ",  "Aborted"};
+      "SIGSEGV",     "Segmentation fault", "SIGABRT",        "SIGILL",        "SIGFPE",       "free(): ",
+      "double free", "malloc(): ",         "corrupted size", "munmap_chunk(", "segfault at ", "Aborted"};
   // PyTorch aborting on purpose (for the line sieve too).
   static constexpr std::string_view kDeliberate[] = {"terminate called after throwing", "DistBackendError",
                                                      "ProcessGroupNCCL", "atchdog"};
   void finish(const std::string& source, const std::string& host, EvidenceSet& set);
 
  private:
-  int window_ = 0;          // lines left in the open window
+  int window_ = 0;           // lines left in the open window
   bool deliberate_ = false;  // the open window is PyTorch aborting on purpose
-  std::string marker_;      // the line that opened it
+  std::string marker_;       // the line that opened it
   int64_t marker_line_ = 0;
   std::vector<std::string> named_;  // the window's named frames so far, innermost first, noise skipped
   struct Hit {
     int64_t lineno;
-    std::string text;  // the crash line
+    std::string text;   // the crash line
     std::string where;  // "ncclProxyProgress <- ncclProxyService" or "libnccl.so.2"
     bool plugin;
   };

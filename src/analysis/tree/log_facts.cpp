@@ -645,9 +645,9 @@ struct Extractor {
     auto rank_ended = [&](int code, const LineWho& ww) {
       if (code < 0) {
         const char* name = linux_signal_name(-code);
+        const std::string named = *name ? std::string(" (") + name + ")" : "";
         auto& f = finding("log.rank_killed", Layer::framework, Severity::critical, FindingRole::primary,
-                          "rank process killed by signal " + std::to_string(-code) + (*name ? std::string(" (") + name + ")" : ""),
-                          ww, lineno, text);
+                          "rank process killed by signal " + std::to_string(-code) + named, ww, lineno, text);
         f.fields = {{"exitcode", code}};
         if (*name) f.fields["signal"] = name;
         f.supports.push_back({"rank_process_died", 30});
