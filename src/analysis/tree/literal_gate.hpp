@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ccdiag/prebuilt_database.hpp"
 #include "ccdiag/result.hpp"
 
 namespace ccdiag {
@@ -35,11 +36,7 @@ class LiteralDatabase {
 // registered once at start (main). A database whose key matches one is
 // deserialized instead of compiled; Hyperscan refuses bytes built for another
 // engine version or CPU platform, and the database is then compiled as before.
-struct PrebuiltLiterals {
-  const unsigned char* data = nullptr;
-  size_t size = 0;
-  uint64_t key = 0;
-};
+using PrebuiltLiterals = PrebuiltDatabase;
 void add_prebuilt_literals(PrebuiltLiterals db);
 // Forgets every registration (tests).
 void clear_prebuilt_literals();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ccdiag/prebuilt_database.hpp"
 #include "ccdiag/result.hpp"
 #include "collectors/logs/signature.hpp"
 
@@ -72,11 +73,7 @@ uint64_t prefilter_key(const std::vector<Signature>& sigs);
 // A database compiled and serialized at build time and linked into the
 // binary (tools/sigdb/gen_sigdb.cpp). Compiling the ~150 built-in patterns
 // costs ~0.3 s, which every `logs` and `diagnose --log` would otherwise pay.
-struct PrebuiltPrefilter {
-  const unsigned char* data = nullptr;
-  size_t size = 0;
-  uint64_t key = 0;
-};
+using PrebuiltPrefilter = PrebuiltDatabase;
 // Registered once at start (main). Matcher::compile deserializes it when the
 // key matches; Hyperscan refuses a database built for another CPU platform or
 // engine version, and compile then falls back to compiling.
