@@ -188,7 +188,7 @@ int run_analyze(const AnalyzeOptions& opts, CommandContext& ctx) {
   }
 
   // 3. One verdict for the fleet, from the same decision tree as diagnose.
-  Report report = decide(fleet_set);
+  Report report = decide(std::move(fleet_set));
   mark_never_joined(summary, report.findings);  // before the findings are cut to --max-findings
   report.hosts.clear();
   for (const auto& h : fleet.hosts)

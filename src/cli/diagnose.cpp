@@ -133,7 +133,7 @@ int run_diagnose(const DiagnoseOptions& opts, CommandContext& ctx) {
   if (!set) return report_input_error(ctx, set.error());
   DecideOptions decide_opts;
   decide_opts.explain = opts.explain;
-  Report report = decide(*set, decide_opts);
+  Report report = decide(std::move(*set), decide_opts);
 
   switch (opts.output.format()) {
     case OutputFormat::json: render_json(report, ctx.out); break;

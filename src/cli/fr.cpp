@@ -133,7 +133,7 @@ int run_fr(const FrOptions& opts, CommandContext& ctx) {
   // A clean analysis may be reported healthy only when it compared something.
   add_fr_check(analysis, loaded.dumps.size(), files->front().shown, set);
   for (const auto& e : loaded.bad) set.unchecked.push_back(Unchecked{e.context, UncheckedState::error, e.message});
-  Report report = decide(set);
+  Report report = decide(std::move(set));
   // Dumps of a CPU backend (gloo) only: no GPU, NVLink or RDMA step is a
   // next step for them (a catalogue cause's generic steps may name one).
   const bool cpu_only = std::all_of(loaded.dumps.begin(), loaded.dumps.end(),

@@ -161,7 +161,7 @@ int run_logs(const LogsOptions& opts, CommandContext& ctx) {
     if (e.subject.host) set.add_host(*e.subject.host);
   set.findings = a.findings;
   set.evidence = a.evidence;
-  Report report = decide(set);
+  Report report = decide(std::move(set));
   if (opts.output.format() == OutputFormat::markdown) {
     render_markdown(report, ctx.out);
     return problem ? kExitProblem : kExitHealthy;

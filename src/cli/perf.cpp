@@ -302,7 +302,7 @@ int run_perf(const PerfOptions& opts, CommandContext& ctx) {
     checked.data = {{"communicators", slow->comms.size()}};
     set.evidence.push_back(std::move(checked));
   }
-  Report report = decide(set);
+  Report report = decide(std::move(set));
   report.ccdiag_version = version_string();
 
   if (!opts.save_baseline.empty()) {

@@ -113,3 +113,45 @@ TEST_CASE("crash stacks: not a crash in NCCL", "[tree][crash-stack]") {
   late += "#3  0x00007f1c8a5a7f2a in ncclProxyProgress () from /usr/lib/x86_64-linux-gnu/libnccl.so.2\n";
   CHECK(crash_findings(late).empty());
 }
+
+TEST_CASE("crash stacks: backtrace_symbols frames (Open MPI's and UCX's handlers, bare)", "[tree][crash-stack]") {
+  // Open MPI's handler behind its "[host:pid]" prefix (nccl-tests under mpirun); frame 0 is libc's
+  // signal return, frame 1 unnamed code in libnccl. Lines as posted in public NCCL issue threads.
+  auto fs = crash_findings(
+      "<host>:62764:62764 [0] NCCL INFO Initialized NET plugin IB\n"
+      "[<host>:62764] *** Process received signal ***\n"
+      "[<host>:62764] Signal: Segmentation fault (11)\n"
+      "[<host>:62764] Signal code: Address not mapped (1)\n"
+      "[<host>:62764] Failing at address: 0x7\n"
+      "[<host>:62764] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x45330)[0x78ad44045330]\n"
+      "[<host>:62764] [ 1] /lib/x86_64-linux-gnu/libnccl.so.2(+0x14e63f)[0x78ad4494e63f]\n"
+      "[<host>:62764] [ 2] /lib/x86_64-linux-gnu/libnccl.so.2(+0x85f89)[0x78ad44885f89]\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].id == "log.crash_in_nccl");
+  CHECK(fs[0].summary.find("libnccl.so.2") != std::string::npos);
+  CHECK(fs[0].provenance[0].line == 3);
+  // A timestamp before the prefix, no address after the frame.
+  fs = crash_findings(
+      "[host:00142] Signal: Segmentation fault (11)\n"
+      "2026-08-31 12:27:50 [host:00142] [ 1] /usr/lib/x86_64-linux-gnu/libc.so.6(getenv+0x56)\n"
+      "2026-08-31 12:27:50 [host:00142] [ 2] /usr/lib/x86_64-linux-gnu/libnccl.so.2(+0x12e8a2)\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].summary.find("getenv <- libnccl.so.2") != std::string::npos);
+  // UCX's handler: frame number, two blanks, a named (mangled) NCCL symbol.
+  fs = crash_findings(
+      "[node2:12345:0:12345] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)\n"
+      "==== backtrace (tid:  12345) ====\n"
+      " 0  /opt/ucx/lib/libucs.so.0(ucs_handle_error+0x2dc) [0x7fc7401db8ec]\n"
+      " 1  /opt/ucx/lib/libucs.so.0(+0x36c8d) [0x7fc7401dbc8d]\n"
+      " 2  /opt/ucx/lib/libucs.so.0(+0x36f76) [0x7fc7401dbf76]\n"
+      " 3  /opt/nccl/lib/libnccl.so.2(_Z24ncclTopoGetSystemFromXmlP7ncclXmlPP14ncclTopoSystem+0x1ec) "
+      "[0x7fc74319e80b]\n");
+  // UCX's handler frames are skipped like libc's: the NCCL function is the innermost frame.
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].summary.find("(_Z24ncclTopoGetSystemFromXml") != std::string::npos);
+  CHECK(fs[0].summary.find("libucs") == std::string::npos);
+  // Prose that mentions a path with parentheses is no frame.
+  CHECK(crash_findings("Segmentation fault (core dumped)\n"
+                       "see /usr/lib/x86_64-linux-gnu/libnccl.so.2(+0x1) for details\n")
+            .empty());
+}

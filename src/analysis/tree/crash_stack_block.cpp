@@ -47,6 +47,38 @@ struct Frame {
   std::string_view library;
 };
 
+// backtrace_symbols(3), which Open MPI's and UCX's crash handlers (and many
+// others) print: "OBJECT(SYMBOL+0xOFF)[0xADDR]", SYMBOL often empty, behind
+// the handler's own prefix:
+//   "[host:01234] [ 3] /usr/lib/x86_64-linux-gnu/libnccl.so.2(+0x14e63f)[0x7f..]"   Open MPI
+//   " 6  /opt/nccl/lib/libnccl.so.2(ncclCommInitRank+0x297) [0x7f..]"               UCX
+//   "/lib/x86_64-linux-gnu/libnccl.so.2(+0xb9a49)[0x7c..]"                          bare
+// What precedes the object may only be such a prefix (brackets, a frame
+// number, a timestamp): prose that mentions "lib(x)" is not a frame.
+std::optional<Frame> parse_backtrace_symbol(std::string_view s) {
+  size_t obj = std::string_view::npos;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((s[i] == '/' || (s[i] == '.' && i + 1 < s.size() && s[i + 1] == '/')) && (i == 0 || s[i - 1] == ' ')) {
+      obj = i;
+      break;
+    }
+  if (obj == std::string_view::npos) return std::nullopt;
+  const std::string_view before = s.substr(0, obj);
+  const size_t last = before.find_last_not_of(' ');
+  if (last != std::string_view::npos && before[last] != ']' && !std::isdigit(static_cast<unsigned char>(before[last])))
+    return std::nullopt;
+  const size_t open = s.find('(', obj), close = s.find(')', obj);
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+  if (s.substr(obj, open - obj).find(' ') != std::string_view::npos) return std::nullopt;
+  const std::string_view after = skip_blanks(s.substr(close + 1));
+  if (!after.empty() && !starts(after, "[0x")) return std::nullopt;
+  Frame f;
+  f.library = base_name(s.substr(obj, open - obj));
+  const std::string_view inside = s.substr(open + 1, close - open - 1);
+  f.function = inside.substr(0, inside.find('+'));
+  return f;
+}
+
 // One frame line in the forms above, or nothing.
 std::optional<Frame> parse_frame(std::string_view line) {
   std::string_view s = skip_blanks(line);
@@ -82,7 +114,7 @@ std::optional<Frame> parse_frame(std::string_view line) {
       f.library = base_name(s.substr(from + 6));
     return f;
   }
-  return std::nullopt;
+  return parse_backtrace_symbol(s);
 }
 
 // libc's signal delivery and abort path, the crash handlers' own frames and
@@ -91,7 +123,8 @@ bool noise(const Frame& f) {
   if (f.function.empty()) {
     const auto lib = f.library;
     return lib.empty() || starts(lib, "libc.so") || starts(lib, "libc-") || starts(lib, "libpthread") ||
-           starts(lib, "libstdc++") || starts(lib, "libgcc_s") || starts(lib, "libc10.so");
+           starts(lib, "libstdc++") || starts(lib, "libgcc_s") || starts(lib, "libc10.so") ||
+           starts(lib, "libucs.so");  // UCX's signal handler
   }
   for (std::string_view p : {"__restore_rt",    "raise",        "abort",       "__GI_",
                              "__pthread_kill",  "pthread_kill", "gsignal",     "__libc_",
@@ -99,7 +132,8 @@ bool noise(const Frame& f) {
                              "malloc",          "cfree",        "__sigaction", "c10::FatalSignalHandler",
                              "c10::detail::",   "c10::Error",   "google::",    "absl::",
                              "std::",           "__cxa",        "__gnu_cxx",   "__clone",
-                             "clone",           "start_thread"})
+                             "clone",           "start_thread", "ucs_handle_error", "ucs_debug_",
+                             "ucs_error_"})
     if (starts(f.function, p)) return true;
   return false;
 }

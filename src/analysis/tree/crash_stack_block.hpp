@@ -9,6 +9,7 @@
 //   "    @     0x7f3a9c6f1e3a ncclProxyProgress(void*)"                  glog (absl adds a frame size)
 //   "frame #3: ncclProxyProgress + 0x2a (0x7f.. in /usr/lib/libnccl.so.2)"  c10 (PyTorch)
 //   "#3  0x00007f.. in ncclProxyProgress () from /usr/lib/libnccl.so.2"  gdb / eu-stack
+//   "[host:123] [ 1] /usr/lib/libnccl.so.2(+0x14e63f)[0x7f..]"           backtrace_symbols (Open MPI, UCX)
 // libc's signal and abort machinery is skipped; when one of the innermost
 // named frames is NCCL's (an nccl* function, or code in libnccl.so) the crash
 // happened inside NCCL -> log.crash_in_nccl (in a net plugin's library,
@@ -41,7 +42,9 @@ class CrashStackBlock {
   // What opens a window, or is the kernel's report (for the line sieve).
   static constexpr std::string_view kMarkers[] = {
       "SIGSEGV",     "Segmentation fault", "SIGABRT",        "SIGILL",        "SIGFPE",       "free(): ",
-      "double free", "malloc(): ",         "corrupted size", "munmap_chunk(", "segfault at ", "Aborted"};
+      "double free", "malloc(): ",         "corrupted size", "munmap_chunk(", "segfault at ", "Aborted",
+      // Open MPI's handler (its "Signal: ..." line may be cut from a paste).
+      "Process received signal"};
   // PyTorch aborting on purpose (for the line sieve too).
   static constexpr std::string_view kDeliberate[] = {"terminate called after throwing", "DistBackendError",
                                                      "ProcessGroupNCCL", "atchdog"};

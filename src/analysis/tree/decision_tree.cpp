@@ -436,14 +436,13 @@ std::optional<NextStep> pcie_p2p_lean(const std::vector<Finding>& findings) {
 
 }  // namespace
 
-Report decide(const EvidenceSet& input, const DecideOptions& options) {
+Report decide(EvidenceSet set, const DecideOptions& options) {
   Report report;
   report.ccdiag_version = version_string();
-  report.unchecked = input.unchecked;
-  report.inputs = input.inputs;
-  report.hosts = input.hosts;
+  report.unchecked = set.unchecked;
+  report.inputs = set.inputs;
+  report.hosts = set.hosts;
 
-  EvidenceSet set = input;
   mark_shadowed(set.findings);
   // Log signals name hosts too (NCCL prefixes) when no bundle did.
   if (report.hosts.empty()) {

@@ -40,8 +40,11 @@ struct DecideOptions {
 };
 
 // Runs every rule over the set and builds the report (verdict, chain,
-// findings, alternatives, next steps, unchecked).
-Report decide(const EvidenceSet& set, const DecideOptions& options = {});
+// findings, alternatives, next steps, unchecked). The set is taken by value
+// and worked on in place (shadowed findings are marked): a caller done with
+// it moves it in; a dense debug log's set holds ~20k evidence items, whose
+// copy cost ~80 ms per 100 MB of log.
+Report decide(EvidenceSet set, const DecideOptions& options = {});
 
 // The layer an evidence kind belongs to: layer_of_evidence_kind() of the
 // evidence registry (ccdiag/evidence_kinds.hpp).

@@ -245,6 +245,14 @@ const std::vector<TextCue>& text_cues() {
        {}, {}, L::system_config, "fabric manager", S::error, R::primary,
        "the fabric manager refuses to start: its version does not match the GPU driver",
        {{"fabric_manager_not_running", 40}}},
+      // The fabric manager's own log (fabricmanager.log) refusing an NVLS multicast team that NCCL asked
+      // for ("[ERROR] ... failed to find the GPU handle ... in the multicast team request setup"): the
+      // NVLS path of this GPU set, or the fabric manager's state.
+      {"fabric_manager_multicast_team", {"multicast team"}, {"ERROR"}, {}, L::nccl, "NVLS multicast (fabric manager)",
+       S::error, R::primary,
+       "the fabric manager rejected an NVLink SHARP multicast team set-up (the NVLS path for this GPU set, or "
+       "the fabric manager's state)",
+       {{"nvls_path_failure", 5}, {"fabric_manager_state", 3}, {"nccl_bug", 1.5}}},
       // ---- ncclResult strings
       {"nccl_system_error", {"unhandled system error", "ncclSystemError"}, {}, {}, L::transport, "system call",
        S::error, R::symptom, "NCCL: a system call failed (network, shared memory or files)", {}},

@@ -468,6 +468,48 @@ void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out) {
       break;
     }
   }
+  // The socket transport striped over many interfaces ("via NET/Socket/5"):
+  // with NCCL_SOCKET_IFNAME unset NCCL takes every interface that is up except
+  // lo and docker*, so container bridges (br-*, cni*, virbr*), veths and
+  // link-local addresses join the real NIC. A server has one or two NICs for
+  // this; three or more socket devices is that list, and connections made over
+  // the host-local ones never reach the peer. Weak by itself (a VM may have
+  // several real NICs): it names the first thing to check when the job failed.
+  bool ifname_set = false;
+  for (const auto* e : set.of_kind("log.nccl_env"))
+    if (str_field(e->data, "name") == "NCCL_SOCKET_IFNAME") ifname_set = true;
+  if (ifname_set) return;
+  std::map<std::string, std::set<int>> socket_devs;  // process -> socket device indices
+  std::map<std::string, const Evidence*> first_edge;
+  for (const auto* e : set.of_kind("log.channel_edge")) {
+    const auto t = str_field(e->data, "transport").value_or("");
+    if (t.rfind("NET/Socket/", 0) != 0) continue;
+    const std::string idx = t.substr(11, t.find('/', 11) - 11);
+    if (idx.empty() || idx.size() > 2 || idx.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string unit = unit_of(e->subject);
+    socket_devs[unit].insert(std::stoi(idx));
+    first_edge.emplace(unit, e);
+  }
+  for (const auto& [unit, devs] : socket_devs) {
+    if (devs.size() < 3) continue;
+    const Evidence* e = first_edge[unit];
+    Hypothesis h;
+    h.cause = "wrong_network_interface";
+    h.culprit.host = e->subject.host;
+    if (e->subject.rank) h.culprit.rank = e->subject.rank;
+    h.weight = 5;
+    h.evidence_key = "socket_transport_striped";
+    h.finding_ids = {"tree.socket_transport_striped"};
+    h.why = "NCCL's socket transport on " + host_name(e->subject) + " spreads channels over " +
+            std::to_string(devs.size()) +
+            " interfaces with NCCL_SOCKET_IFNAME unset: container bridges, veths or link-local addresses are "
+            "likely among them";
+    h.derived = derived_finding("tree.socket_transport_striped", Layer::system_config, Severity::warning, h.why,
+                                h.culprit, {e});
+    h.order = e->provenance.line;
+    out.push_back(std::move(h));
+    break;  // one process names it; the others read the same list
+  }
 }
 
 // NCCL appends "/GDRDMA" to a network channel's transport when the NIC reads
