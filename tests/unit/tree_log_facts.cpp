@@ -450,3 +450,26 @@ TEST_CASE("log facts: a channel's transport keeps a plugin name with spaces and 
   CHECK(edges[0]->data["direction"] == "send");
   CHECK(edges[1]->data["transport"] == "P2P/IPC");
 }
+
+TEST_CASE("log facts: one channel edge fact per peer and transport, counting its channels", "[tree][logfacts]") {
+  std::string log;
+  // 32 channels of the same two edges from one process, then one from another process.
+  for (int c = 0; c < 32; ++c) {
+    const std::string ch = (c < 10 ? "0" : "") + std::to_string(c);
+    log += "h:10:20 [0] NCCL INFO Channel " + ch + "/32 : 0[0] -> 1[1] via P2P/IPC/read\n";
+    log += "h:10:20 [0] NCCL INFO Channel " + ch + "/32 : 0[0] -> 8[0] [send] via NET/IB/" + std::to_string(c % 2) +
+           "/GDRDMA\n";
+  }
+  log += "h:11:21 [1] NCCL INFO Channel 00/32 : 1[1] -> 2[2] via P2P/IPC/read\n";
+  const auto set = extract(log);
+  const auto edges = set.of_kind("log.channel_edge");
+  REQUIRE(edges.size() == 4);  // P2P, NET/IB/0, NET/IB/1 of pid 10; P2P of pid 11
+  CHECK(edges[0]->data["transport"] == "P2P/IPC/read");
+  CHECK(edges[0]->data["channels"] == 32);
+  CHECK(edges[0]->provenance.line == 1);  // the first line that showed it
+  CHECK(edges[1]->data["transport"] == "NET/IB/0/GDRDMA");
+  CHECK(edges[1]->data["channels"] == 16);
+  CHECK(edges[2]->data["channels"] == 16);
+  CHECK(edges[3]->subject.pid == 11);
+  CHECK(edges[3]->data["channels"] == 1);
+}

@@ -6,9 +6,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <re2/re2.h>
 
+#include "analysis/tree/channel_edge_line.hpp"
 #include "analysis/tree/line_text.hpp"
 #include "analysis/tree/line_who.hpp"
 #include "analysis/tree/literal_gate.hpp"
@@ -523,6 +525,53 @@ struct Extractor {
       c.ops.push_back({call.op_count, std::string(call.func), call.count, call.datatype, call.redop, call.root});
   }
 
+  // Channel set-up lines: one fact per edge of a communicator, not per
+  // channel. NCCL prints the same peer and transport once per channel (32
+  // lines of "0[0] -> 1[1] via P2P/IPC" on an H100 node), so each further
+  // line only counts toward the first's "channels". Bounded like coll_calls.
+  std::unordered_map<std::string, size_t> edge_fact;  // edge key -> index in set.evidence
+  std::vector<std::pair<size_t, int64_t>> edge_channels;  // (index in set.evidence, lines)
+  std::string edge_key;                                   // scratch
+  static constexpr size_t kMaxEdges = 1 << 18;
+
+  void channel_edge(const std::string& text, const LineText& lt, const LineWho& w, int64_t lineno) {
+    static const Field edge(" via ", R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[(\w+)\])? via (\S+(?: [A-Za-z]\S*)*))");
+    int from_rank, from_dev, to_rank, to_dev;
+    std::string dir, transport;
+    if (auto e = read_channel_edge_line(text)) {
+      from_rank = e->from_rank, from_dev = e->from_dev, to_rank = e->to_rank, to_dev = e->to_dev;
+      dir.assign(e->direction);
+      transport.assign(e->transport);
+    } else {
+      std::string g1, g2, g3, g4;
+      if (!edge.find(lt, &g1, &g2, &g3, &g4, &dir, &transport)) return;
+      from_rank = to_int(g1), from_dev = to_int(g2), to_rank = to_int(g3), to_dev = to_int(g4);
+    }
+    // A net plugin's name may hold spaces ("via NET/AWS Libfabric/1/GDRDMA/Shared"); Ray's
+    // "[repeated 2x across cluster]" after it is not part of the transport.
+    if (const size_t rep = transport.find(" [repeated"); rep != std::string::npos) transport.resize(rep);
+    const auto comm = current_comm.find(proc_key(w));
+    std::string& key = edge_key;
+    key = proc_key(w);
+    for (int v : {w.rank.value_or(-1), from_rank, from_dev, to_rank, to_dev}) key += '|' + std::to_string(v);
+    key += '|' + dir + '|' + transport + '|' + (comm != current_comm.end() ? comm->second : std::string());
+    if (auto it = edge_fact.find(key); it != edge_fact.end()) {
+      ++edge_channels[it->second].second;
+      return;
+    }
+    nlohmann::json d = {{"from_rank", from_rank}, {"from_dev", from_dev}, {"to_rank", to_rank},
+                        {"to_dev", to_dev},       {"transport", transport}};
+    if (!dir.empty()) d["direction"] = dir;
+    if (comm != current_comm.end()) d["comm"] = comm->second;
+    if (edge_fact.size() < kMaxEdges) {
+      edge_fact.emplace(key, edge_channels.size());
+      edge_channels.emplace_back(set.evidence.size(), 1);
+    } else {
+      d["channels"] = 1;
+    }
+    fact("log.channel_edge", w, lineno, text, std::move(d));
+  }
+
   // A line with none of the facts' literals (sieve_literals()): no check
   // can hold on it, so all line() would do is this.
   void quiet() { source_line_next = false; }
@@ -549,7 +598,6 @@ struct Extractor {
     static const Field net_ib_dev("", R"(\[\d+\]([A-Za-z0-9_\-]+):(\d+)/(RoCE|IB))");
     static const Field net_socket("NET/Socket", R"(NET/Socket ?: Using \[\d+\]([A-Za-z0-9_.\-]+):)");
     static const Field plugin_loaded("", R"(NET/Plugin ?: (?:Loaded|Plugin name set by env to|Using) (?:net plugin )?'?([A-Za-z0-9_.\-]+))");
-    static const Field edge(" via ", R"((?:Ring|Channel|Tree) \d+\S* ?: (\d+)\[(\d+)\] -> (\d+)\[(\d+)\](?:\s*\[(\w+)\])? via (\S+(?: [A-Za-z]\S*)*))");
     static const Field comm_line("comm 0x", R"(comm (0x[0-9a-f]+) rank (\d+) n[Rr]anks (\d+))");
     static const Field comm_id("commId 0x", R"(commId (0x[0-9a-f]+))");
     static const Field peer("Access Peer", R"(Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+))");
@@ -606,17 +654,7 @@ struct Extractor {
       else if (auto it = comm_id_of_ptr.find(g1); it != comm_id_of_ptr.end()) id = it->second;
       current_comm[proc_key(w)] = !id.empty() ? id : "nranks:" + g3;
     }
-    std::string dir;
-    if (edge.find(lt, &g1, &g2, &g3, &g4, &dir, &g5)) {
-      // A net plugin's name may hold spaces ("via NET/AWS Libfabric/1/GDRDMA/Shared"); Ray's
-      // "[repeated 2x across cluster]" after it is not part of the transport.
-      if (const size_t rep = g5.find(" [repeated"); rep != std::string::npos) g5.resize(rep);
-      nlohmann::json d = {{"from_rank", to_int(g1)}, {"from_dev", to_int(g2)}, {"to_rank", to_int(g3)},
-                          {"to_dev", to_int(g4)}, {"transport", g5}};
-      if (!dir.empty()) d["direction"] = dir;
-      if (auto it = current_comm.find(proc_key(w)); it != current_comm.end()) d["comm"] = it->second;
-      fact("log.channel_edge", w, lineno, text, std::move(d));
-    }
+    if (lt.has(" via ")) channel_edge(text, lt, w, lineno);
     if (peer.find(lt, &g1, &g2, &g3))
       fact("log.peer_access", w, lineno, text, {{"from_dev", to_int(g1)}, {"to_dev", to_int(g3)}, {"can", g2 == "CAN"}});
     if (is_nccl && nranks.find(lt, &g1))
@@ -883,6 +921,7 @@ void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
 }
 
 void LogFactExtractor::finish() {
+  for (const auto& [index, lines] : impl_->ex.edge_channels) impl_->ex.set.evidence[index].data["channels"] = lines;
   Evidence e;
   e.kind = "log.facts_summary";
   if (!impl_->host.empty()) e.subject.host = impl_->host;

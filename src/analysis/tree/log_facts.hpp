@@ -12,7 +12,7 @@
 //   log.nccl_version {version}          log.nccl_env {name, value}
 //   log.bootstrap {ifname, addr}        log.net_plugin {state: none|loaded|failed, name}
 //   log.net_ib {devices:[{nic, port, link}]}   log.net_socket {ifname}
-//   log.channel_edge {from_rank, from_dev, to_rank, to_dev, transport, direction?, comm?}
+//   log.channel_edge {from_rank, from_dev, to_rank, to_dev, transport, direction?, comm?, channels}
 //   log.peer_access {from_dev, to_dev, can}    log.init {what}
 //   log.warn {text}                     log.facts_summary {lines, nccl_lines, warn_lines}
 // Signals become Findings with id "log.<signal>" (role primary / cascade /

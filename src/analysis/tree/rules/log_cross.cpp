@@ -534,10 +534,12 @@ void net_without_gdr(const EvidenceSet& set, std::vector<Hypothesis>& out) {
     const auto t = str_field(e->data, "transport").value_or("");
     if (t.rfind("NET/", 0) != 0 || t.rfind("NET/Socket", 0) == 0) continue;
     auto& h = by_host[e->subject.host.value_or("")];
+    // One fact per edge; "channels" counts the lines (channels) that showed it.
+    const auto lines = static_cast<size_t>(std::max<int64_t>(1, int_field(e->data, "channels").value_or(1)));
     if (t.find("GDRDMA") != std::string::npos) {
-      ++h.gdr;
+      h.gdr += lines;
     } else {
-      ++h.plain;
+      h.plain += lines;
       if (!h.first_plain) h.first_plain = e;
     }
   }
