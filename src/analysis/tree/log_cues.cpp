@@ -513,7 +513,7 @@ std::vector<std::vector<std::string_view>> cue_needles() {
 }  // namespace
 
 const LiteralGate& cue_gate() {
-  static const LiteralGate gate(cue_needles());
+  static const LiteralGate& gate = *new LiteralGate(cue_needles());  // never destroyed, as signal_gate()
   return gate;
 }
 

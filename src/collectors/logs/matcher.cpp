@@ -214,8 +214,10 @@ using SharedDb = std::shared_ptr<hs_database_t>;
 // read-only once built and Hyperscan allows concurrent scans of it (each
 // scanner brings its own scratch), so `analyze` over 1,000 bundles builds it once.
 std::mutex g_cache_mu;
+// Never destroyed: freeing the databases at exit would walk a heap a large
+// log's evidence filled (malloc_consolidate) for nothing.
 std::map<uint64_t, SharedDb>& db_cache() {
-  static std::map<uint64_t, SharedDb> cache;
+  static auto& cache = *new std::map<uint64_t, SharedDb>;
   return cache;
 }
 
