@@ -155,3 +155,16 @@ TEST_CASE("crash stacks: backtrace_symbols frames (Open MPI's and UCX's handlers
                        "see /usr/lib/x86_64-linux-gnu/libnccl.so.2(+0x1) for details\n")
             .empty());
 }
+
+TEST_CASE("crash stacks: a process-group log line before a real crash does not make it deliberate",
+          "[tree][crash-stack]") {
+  // torch logs ProcessGroupNCCL lines all the time; only "terminate called after throwing" starts an abort.
+  const auto fs = crash_findings(
+      "[rank3]:[I1205 10:00:00.000000 2211 ProcessGroupNCCL.cpp:1050] [PG ID 0 PG GUID 0 Rank 3] "
+      "ProcessGroupNCCL initialization options: size: 8, global rank: 3\n"
+      "*** SIGSEGV (@0x0) received by PID 2211 (TID 0x7f3a2bfff640) from PID 0; stack trace: ***\n"
+      "    @     0x7f3b7e4a2520 (unknown)\n"
+      "    @     0x7f3a9c6f1e3a ncclProxyProgress()\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].provenance[0].line == 2);
+}

@@ -195,7 +195,10 @@ void CrashStackBlock::line(std::string_view text, int64_t lineno) {
   }
   if (deliberate(text)) {
     // "terminate called after throwing ..." opens a window of its own: the
-    // SIGABRT report that follows belongs to it.
+    // SIGABRT report that follows belongs to it. A watchdog or process-group
+    // line alone (torch logs thousands of them) only marks an open window: it
+    // opening one would hold every following line in the block readers.
+    if (window_ <= 0 && !contains(text, "terminate called after throwing")) return;
     if (window_ <= 0) {
       window_ = kWindow;
       marker_line_ = lineno;
