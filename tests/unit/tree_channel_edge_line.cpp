@@ -28,13 +28,15 @@ struct Read {
 
 Read by_regex(const std::string& line) {
   Read r;
-  r.ok = RE2::PartialMatch(line, edge_regex(), &r.from_rank, &r.from_dev, &r.to_rank, &r.to_dev, &r.dir, &r.transport);
+  r.ok = RE2::PartialMatch(line, edge_regex(), &r.from_rank, &r.from_dev, &r.to_rank, &r.to_dev, &r.dir,
+                           &r.transport);
   return r;
 }
 
 }  // namespace
 
-TEST_CASE("channel edge lines: the hand reader agrees with the regex wherever it answers", "[tree][channel-edge]") {
+TEST_CASE("channel edge lines: the hand reader agrees with the regex wherever it answers",
+          "[tree][channel-edge]") {
   const std::vector<std::string> lines = {
       // NCCL 2.18-2.27 (send/receive tags, NET, P2P, SHM), torchrun and kubectl prefixes.
       "gpu-node-00:30000:30105 [0] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC/read",
@@ -48,7 +50,8 @@ TEST_CASE("channel edge lines: the hand reader agrees with the regex wherever it
       "node:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AWS Libfabric/0/GDRDMA/Shared",
       "node:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0][send] via NET/IB/0",
       "node:1:2 [0] NCCL INFO Channel 00/0 : 0[1a000] -> 1[1b000] via P2P/IPC",
-      "(RayWorker pid=1) node:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC [repeated 2x across cluster]",
+      "(RayWorker pid=1) node:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC [repeated 2x across "
+      "cluster]",
       "node:1:2 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC",
       "node:1:2 [0] NCCL INFO Trees Channel 00 : 0[0] -> 1[1] via P2P/IPC",
       "node:1:2 [0] NCCL INFO Channel 00/02 :    0   1   2   3",
