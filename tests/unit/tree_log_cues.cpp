@@ -71,6 +71,13 @@ TEST_CASE("log cues: error names, exception classes and pasted blocks", "[tree][
   CHECK(has_cue(line_cues("shm              64M     0   64M   0% /dev/shm"), "df_dev_shm_small", Layer::system_config));
   CHECK_FALSE(has_cue(line_cues("tmpfs            252G     0  252G   0% /dev/shm"), "df_dev_shm_small",
                       Layer::system_config));
+  // The fabric manager's own log refusing an NVLS multicast team (fabricmanager.log, as posted publicly).
+  CHECK(has_cue(line_cues("[Oct 31 2023 21:11:20] [ERROR] [tid 527118] failed to find the GPU handle "
+                          "12766911663723876521 in the multicast team request setup 4285537028137661651."),
+                "fabric_manager_multicast_team", Layer::nccl));
+  CHECK_FALSE(has_cue(line_cues("[Oct 31 2023 21:11:20] [INFO] [tid 526859] Received an inband message: "
+                                "Team setup request: Allocation Size:60000000 multicast team"),
+                      "fabric_manager_multicast_team", Layer::nccl));
   CHECK(has_cue(line_cues("RuntimeError: CUDA error: an illegal memory access was encountered"),
                 "cuda_illegal_address", Layer::framework));
   // Ray's object-store warning gives /dev/shm's size in bytes: under 1 GiB is a container default.

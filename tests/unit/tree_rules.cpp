@@ -308,3 +308,29 @@ TEST_CASE("gdr rule: GPUDirect RDMA seen working argues against a missing peer-m
   extract_log_facts("h:291:3517 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 0\n", "a.log", "", off);
   CHECK(run_rule(rules::net_without_gdr, off).empty());
 }
+
+TEST_CASE("socket rule: a socket transport striped over 3+ interfaces with NCCL_SOCKET_IFNAME unset",
+          "[tree][rules]") {
+  std::string log;
+  for (int c = 0; c < 8; ++c)
+    log += "h:1050:1315 [0] NCCL INFO Channel 0" + std::to_string(c) + "/0 : 0[0] -> 1[1] [send] via NET/Socket/" +
+           std::to_string(c % 4) + "\n";
+  EvidenceSet set;
+  extract_log_facts(log, "a.log", "", set);
+  auto hs = run_rule(rules::socket_ifname, set);
+  const auto* h = for_cause(hs, "wrong_network_interface");
+  REQUIRE(h);
+  CHECK(h->evidence_key == "socket_transport_striped");
+  CHECK(h->weight < 10);  // weak: a VM may have several real NICs
+  CHECK(h->why.find("4 interfaces") != std::string::npos);
+  // Two interfaces (a bond pair) are no evidence, nor any number once the operator chose them.
+  EvidenceSet two;
+  extract_log_facts("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0\n"
+                    "h:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] [send] via NET/Socket/1\n",
+                    "a.log", "", two);
+  CHECK(!for_cause(run_rule(rules::socket_ifname, two), "wrong_network_interface"));
+  EvidenceSet chosen;
+  extract_log_facts("h:1050:1050 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth\n" + log, "a.log", "",
+                    chosen);
+  for (const auto& x : run_rule(rules::socket_ifname, chosen)) CHECK(x.evidence_key != "socket_transport_striped");
+}
