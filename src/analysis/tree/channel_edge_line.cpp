@@ -12,9 +12,10 @@ bool digit(char c) { return c >= '0' && c <= '9'; }
 // \d+ takes longer runs, which stoi then rejects: those go to the regex).
 std::optional<int> number(std::string_view s, size_t& p) {
   const size_t from = p;
-  int v = 0;
-  while (p < s.size() && digit(s[p])) v = v * 10 + (s[p++] - '0');
+  while (p < s.size() && digit(s[p])) ++p;
   if (p == from || p - from > 9) return std::nullopt;
+  int v = 0;  // at most 9 digits: no overflow
+  for (size_t k = from; k < p; ++k) v = v * 10 + (s[k] - '0');
   return v;
 }
 
