@@ -1,7 +1,5 @@
 #include "ccdiag/nccl_coll_line.hpp"
 
-#include <cctype>
-
 namespace ccdiag::logs {
 
 namespace {
@@ -16,7 +14,7 @@ bool read_number(std::string_view v, int base, int64_t& out) {
   int64_t n = 0;
   for (; k < v.size(); ++k) {
     const char ch = v[k];
-    const int d = ch >= '0' && ch <= '9'                  ? ch - '0'
+    const int d = ch >= '0' && ch <= '9'                 ? ch - '0'
                   : base == 16 && ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
                   : base == 16 && ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
                                                          : -1;
@@ -34,7 +32,11 @@ std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t) {
   if (at == std::string_view::npos || at == 0) return std::nullopt;
   NcclCollLine c;
   size_t b = at;
-  while (b > 0 && (std::isalnum(static_cast<unsigned char>(t[b - 1])) || t[b - 1] == '_')) --b;
+  // ASCII only (std::isalnum asks the locale, per byte of every COLL line).
+  auto name_char = [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+  };
+  while (b > 0 && name_char(t[b - 1])) --b;
   if (b == at) return std::nullopt;
   c.func = t.substr(b, at - b);
   size_t i = at + 10;

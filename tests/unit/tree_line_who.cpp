@@ -55,6 +55,11 @@ void same(std::string_view s) {
     CHECK(p->tid == e.tid);
     CHECK(p->dev == e.dev);
   }
+  // process_key_of: who_of's process, as the COLL reader keys communicators by it.
+  const LineWho w = who_of(s);
+  std::string key = "stale";
+  process_key_of(s, key);
+  CHECK(key == w.host + ":" + (w.pid ? std::to_string(*w.pid) : ""));
   const auto r = find_rank_tag(s);
   REQUIRE(r.has_value() == e.rank_start.has_value());
   if (r) {

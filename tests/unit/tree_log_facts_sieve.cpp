@@ -72,7 +72,8 @@ TEST_CASE("sieved log facts equal line-by-line facts on the real incident corpus
   CHECK(n >= 150);
 }
 
-TEST_CASE("sieved log facts equal line-by-line facts on the scenario, fixture and example logs", "[tree][facts-sieve]") {
+TEST_CASE("sieved log facts equal line-by-line facts on the scenario, fixture and example logs",
+          "[tree][facts-sieve]") {
   size_t n = 0;
   for (const char* sub : {"tests/scenarios", "tests/fixtures/logs", "tests/fixtures/torch", "examples"}) {
     const fs::path dir = fs::path(CCDIAG_SOURCE_DIR) / sub;
@@ -91,15 +92,19 @@ TEST_CASE("sieved log facts equal line-by-line facts on the scenario, fixture an
 
 TEST_CASE("the sieve skips quiet lines and keeps each check's lines", "[tree][facts-sieve]") {
   // Lines only one check reads each, between progress lines no check reads.
-  const std::string quiet = "[rank3]:2026-04-22 21:58:30,593 - INFO - trainer.py:412 - step 3343 | loss 2.7722\n";
+  const std::string quiet =
+      "[rank3]:2026-04-22 21:58:30,593 - INFO - trainer.py:412 - step 3343 | loss 2.7722\n";
   std::string text;
   for (const char* l :
-       {"    host      : node7.cluster\n", "    rank      : 3 (local_rank: 3)\n", "    exitcode  : 1 (pid: 4411)\n",
-        "    inet 10.1.2.3/24 brd 10.1.2.255 scope global ens1\n", "Traceback (most recent call last):\n",
-        "  File \"train.py\", line 12, in <module>\n", "    raise ValueError(\"bad\")\n", "ValueError: bad shape\n",
+       {"    host      : node7.cluster\n", "    rank      : 3 (local_rank: 3)\n",
+        "    exitcode  : 1 (pid: 4411)\n", "    inet 10.1.2.3/24 brd 10.1.2.255 scope global ens1\n",
+        "Traceback (most recent call last):\n", "  File \"train.py\", line 12, in <module>\n",
+        "    raise ValueError(\"bad\")\n", "ValueError: bad shape\n",
         "\x1b[31mRuntimeError: \x1b[0mNCCL error in: x.cpp:12, unhandled system error\n",
-        "Signal 9 (SIGKILL) received by PID 4411\n", "terminate called after throwing an instance of 'c10::Error'\n",
-        "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n", "GPU0\t X \tSYS\t0-31\t0\n", "GPU1\tSYS\t X \t0-31\t0\n"}) {
+        "Signal 9 (SIGKILL) received by PID 4411\n",
+        "terminate called after throwing an instance of 'c10::Error'\n",
+        "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n", "GPU0\t X \tSYS\t0-31\t0\n",
+        "GPU1\tSYS\t X \t0-31\t0\n"}) {
     text += quiet;
     text += l;
   }
@@ -115,4 +120,35 @@ TEST_CASE("the sieve skips quiet lines and keeps each check's lines", "[tree][fa
   }
   CHECK(exited);
   CHECK(exception);
+}
+
+TEST_CASE(
+    "the sieve's crash set: a window opens on a marker, a process-group line inside it marks it deliberate",
+    "[tree][facts-sieve]") {
+  // Torch's ProcessGroupNCCL lines are read by the crash reader only inside an
+  // open window; outside one the sieve keeps them from its marker search.
+  const std::string quiet =
+      "[rank3]:2026-04-22 21:58:30,593 - INFO - trainer.py:412 - step 3343 | loss 2.7722\n";
+  const std::string watchdog =
+      "[rank3]:[I1205 10:00:00.000000000 ProcessGroupNCCL.cpp:2025] [PG ID 0 PG GUID 0(default_pg) Rank 3] "
+      "ProcessGroupNCCL created ncclComm_ 0x55d0 on CUDA device: 3\n";
+  const std::string crash =
+      "[rank3]:*** SIGSEGV (@0x0) received by PID 2211 (TID 0x7f3a2bfff640) from PID 0; stack trace: ***\n";
+  const std::string frames =
+      "    @     0x7f3b7e4a2520 (unknown)\n    @     0x7f3a9c6f1e3a ncclProxyProgress()\n";
+  auto crash_in_nccl = [](const std::string& text) {
+    const auto facts = facts_of(text, 0);
+    for (const auto& f : facts["findings"])
+      if (f["id"] == "log.crash_in_nccl") return true;
+    return false;
+  };
+  std::string plain_crash, deliberate_crash;
+  for (int i = 0; i < 20; ++i) plain_crash += quiet + watchdog;
+  deliberate_crash = plain_crash;
+  plain_crash += crash + quiet + frames;
+  deliberate_crash += crash + watchdog + frames;
+  same_facts(plain_crash, "a crash after process-group lines");
+  same_facts(deliberate_crash, "a process-group line inside the crash's window");
+  CHECK(crash_in_nccl(plain_crash));
+  CHECK_FALSE(crash_in_nccl(deliberate_crash));
 }

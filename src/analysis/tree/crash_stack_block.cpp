@@ -58,14 +58,16 @@ struct Frame {
 std::optional<Frame> parse_backtrace_symbol(std::string_view s) {
   size_t obj = std::string_view::npos;
   for (size_t i = 0; i < s.size(); ++i)
-    if ((s[i] == '/' || (s[i] == '.' && i + 1 < s.size() && s[i + 1] == '/')) && (i == 0 || s[i - 1] == ' ')) {
+    if ((s[i] == '/' || (s[i] == '.' && i + 1 < s.size() && s[i + 1] == '/')) &&
+        (i == 0 || s[i - 1] == ' ')) {
       obj = i;
       break;
     }
   if (obj == std::string_view::npos) return std::nullopt;
   const std::string_view before = s.substr(0, obj);
   const size_t last = before.find_last_not_of(' ');
-  if (last != std::string_view::npos && before[last] != ']' && !std::isdigit(static_cast<unsigned char>(before[last])))
+  if (last != std::string_view::npos && before[last] != ']' &&
+      !std::isdigit(static_cast<unsigned char>(before[last])))
     return std::nullopt;
   const size_t open = s.find('(', obj), close = s.find(')', obj);
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
@@ -126,13 +128,34 @@ bool noise(const Frame& f) {
            starts(lib, "libstdc++") || starts(lib, "libgcc_s") || starts(lib, "libc10.so") ||
            starts(lib, "libucs.so");  // UCX's signal handler
   }
-  for (std::string_view p : {"__restore_rt",    "raise",        "abort",       "__GI_",
-                             "__pthread_kill",  "pthread_kill", "gsignal",     "__libc_",
-                             "malloc_printerr", "_int_free",    "_int_malloc", "free",
-                             "malloc",          "cfree",        "__sigaction", "c10::FatalSignalHandler",
-                             "c10::detail::",   "c10::Error",   "google::",    "absl::",
-                             "std::",           "__cxa",        "__gnu_cxx",   "__clone",
-                             "clone",           "start_thread", "ucs_handle_error", "ucs_debug_",
+  for (std::string_view p : {"__restore_rt",
+                             "raise",
+                             "abort",
+                             "__GI_",
+                             "__pthread_kill",
+                             "pthread_kill",
+                             "gsignal",
+                             "__libc_",
+                             "malloc_printerr",
+                             "_int_free",
+                             "_int_malloc",
+                             "free",
+                             "malloc",
+                             "cfree",
+                             "__sigaction",
+                             "c10::FatalSignalHandler",
+                             "c10::detail::",
+                             "c10::Error",
+                             "google::",
+                             "absl::",
+                             "std::",
+                             "__cxa",
+                             "__gnu_cxx",
+                             "__clone",
+                             "clone",
+                             "start_thread",
+                             "ucs_handle_error",
+                             "ucs_debug_",
                              "ucs_error_"})
     if (starts(f.function, p)) return true;
   return false;
@@ -166,8 +189,17 @@ void CrashStackBlock::close_window() {
   window_ = 0;
 }
 
-void CrashStackBlock::line(std::string_view text, int64_t lineno) {
+void CrashStackBlock::line(std::string_view text, int64_t lineno, bool marked) {
   if (window_ > 0 && --window_ == 0) close_window();
+  if (!marked) {
+    // No window opens here; an open one may learn that it is a deliberate abort.
+    if (window_ <= 0) return;
+    if (deliberate(text))
+      deliberate_ = true;
+    else
+      read_frame(text);
+    return;
+  }
   // The kernel's report names the object the faulting instruction is in.
   if (const size_t at = text.find("segfault at "); at != std::string_view::npos) {
     if (const size_t in = text.find(" in lib", at); in != std::string_view::npos && !hit_) {
@@ -180,7 +212,10 @@ void CrashStackBlock::line(std::string_view text, int64_t lineno) {
   }
   bool marker = false;
   for (std::string_view m : kMarkers)
-    if (contains(text, m)) marker = true;
+    if (contains(text, m)) {
+      marker = true;
+      break;
+    }
   if (marker && !parse_frame(text)) {
     // A deliberate abort's report carries the exception first: a crash line
     // right after one is that abort.
@@ -198,7 +233,7 @@ void CrashStackBlock::line(std::string_view text, int64_t lineno) {
     // SIGABRT report that follows belongs to it. A watchdog or process-group
     // line alone (torch logs thousands of them) only marks an open window: it
     // opening one would hold every following line in the block readers.
-    if (window_ <= 0 && !contains(text, "terminate called after throwing")) return;
+    if (window_ <= 0 && !contains(text, kOpensDeliberate)) return;
     if (window_ <= 0) {
       window_ = kWindow;
       marker_line_ = lineno;
@@ -207,7 +242,11 @@ void CrashStackBlock::line(std::string_view text, int64_t lineno) {
     deliberate_ = true;
     return;
   }
-  if (window_ <= 0 || deliberate_ || pending_) return;
+  if (window_ > 0) read_frame(text);
+}
+
+void CrashStackBlock::read_frame(std::string_view text) {
+  if (deliberate_ || pending_) return;
   const auto f = parse_frame(text);
   if (!f || noise(*f) || named_.size() >= kInnermost) return;
   named_.emplace_back(f->function.empty() ? f->library : f->function);

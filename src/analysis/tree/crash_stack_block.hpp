@@ -36,18 +36,22 @@ namespace ccdiag {
 
 class CrashStackBlock {
  public:
-  void line(std::string_view text, int64_t lineno);
+  // marked: false where the line is known to hold none of kMarkers and not
+  // kOpensDeliberate (the caller's literal sieve said so): no window can open.
+  void line(std::string_view text, int64_t lineno, bool marked = true);
   // Inside a crash's window: every line may be a frame.
   bool open() const { return window_ > 0; }
   // What opens a window, or is the kernel's report (for the line sieve).
   static constexpr std::string_view kMarkers[] = {
-      "SIGSEGV",     "Segmentation fault", "SIGABRT",        "SIGILL",        "SIGFPE",       "free(): ",
-      "double free", "malloc(): ",         "corrupted size", "munmap_chunk(", "segfault at ", "Aborted",
+      "SIGSEGV", "Segmentation fault", "SIGABRT", "SIGILL", "SIGFPE", "free(): ", "double free",
+      "malloc(): ", "corrupted size", "munmap_chunk(", "segfault at ", "Aborted",
       // Open MPI's handler (its "Signal: ..." line may be cut from a paste).
       "Process received signal"};
   // PyTorch aborting on purpose (for the line sieve too).
   static constexpr std::string_view kDeliberate[] = {"terminate called after throwing", "DistBackendError",
                                                      "ProcessGroupNCCL", "atchdog"};
+  // The one of kDeliberate that opens a window of its own.
+  static constexpr std::string_view kOpensDeliberate = "terminate called after throwing";
   void finish(const std::string& source, const std::string& host, EvidenceSet& set);
 
  private:
@@ -65,6 +69,8 @@ class CrashStackBlock {
   std::optional<Hit> pending_;  // the open window's crash in NCCL, kept unless the abort was deliberate
   std::optional<Hit> hit_;      // the first crash in NCCL of the log
   void close_window();
+  // Inside an open window: the line as the next frame of the stack.
+  void read_frame(std::string_view text);
 };
 
 }  // namespace ccdiag

@@ -40,7 +40,8 @@ std::optional<NcclPrefix> find_nccl_prefix(std::string_view s) {
     if (t1 == t0 || s.substr(t1, 2) != " [") continue;
     const size_t d0 = t1 + 2, d1 = digits(s, d0);
     if (d1 == d0 || s.substr(d1, 2) != "] ") continue;
-    return NcclPrefix{run, s.substr(run, i - run), s.substr(p0, p1 - p0), s.substr(t0, t1 - t0), s.substr(d0, d1 - d0)};
+    return NcclPrefix{run, s.substr(run, i - run), s.substr(p0, p1 - p0), s.substr(t0, t1 - t0),
+                      s.substr(d0, d1 - d0)};
   }
   return std::nullopt;
 }
@@ -48,9 +49,12 @@ std::optional<NcclPrefix> find_nccl_prefix(std::string_view s) {
 std::optional<std::pair<size_t, std::string_view>> find_rank_tag(std::string_view s) {
   for (size_t at = s.find('['); at != std::string_view::npos; at = s.find('[', at + 1)) {
     size_t i = at + 1;
-    if (s.substr(i, 4) == "rank") i += 4;
-    else if (s.substr(i, 5) == "Rank ") i += 5;
-    else continue;
+    if (s.substr(i, 4) == "rank")
+      i += 4;
+    else if (s.substr(i, 5) == "Rank ")
+      i += 5;
+    else
+      continue;
     const size_t e = digits(s, i);
     if (e > i && e < s.size() && s[e] == ']') return std::make_pair(at, s.substr(i, e - i));
   }
@@ -68,6 +72,20 @@ std::optional<T> number(std::string_view s) {
 }
 
 }  // namespace
+
+void process_key_of(std::string_view line, std::string& out) {
+  out.clear();
+  if (auto p = find_nccl_prefix(line.substr(0, 160)); p && p->start < 64) {
+    if (auto pid = number<int64_t>(p->pid)) {
+      out.append(p->host).push_back(':');
+      char buf[24];
+      const auto r = std::to_chars(buf, buf + sizeof buf, *pid);
+      out.append(buf, r.ptr);
+      return;
+    }
+  }
+  out.push_back(':');
+}
 
 LineWho who_of(std::string_view line) {
   LineWho w;

@@ -38,4 +38,9 @@ std::optional<std::pair<size_t, std::string_view>> find_rank_tag(std::string_vie
 // Only the first 160 bytes are read, so a long line costs no more.
 LineWho who_of(std::string_view line);
 
+// The process who_of(line) names, as "host:pid" (":" where it names none),
+// written into `out`: the part of who_of a per-line key needs, without the
+// rank tag or an allocation.
+void process_key_of(std::string_view line, std::string& out);
+
 }  // namespace ccdiag

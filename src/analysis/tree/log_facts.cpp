@@ -313,7 +313,10 @@ constexpr std::string_view kFactLiterals[] = {
 
 // Set 0 (kFactMark): what Extractor::line reads. Set 1 (kBlockMark): what
 // can start a pasted block; ANSI colour is removed before that is read too.
-constexpr uint8_t kFactMark = 1, kBlockMark = 2;
+// Set 2 (kCrashMark): what opens a crash reader's window (its markers and the
+// start of PyTorch's deliberate abort), so that a line the other block literals
+// let through (torch's ProcessGroupNCCL lines) is not searched again for them.
+constexpr uint8_t kFactMark = 1, kBlockMark = 2, kCrashMark = 4;
 std::vector<LineLiterals> sieve_literals() {
   LineLiterals facts;
   for (const auto& needles : gate_needles(signals())) {
@@ -325,7 +328,11 @@ std::vector<LineLiterals> sieve_literals() {
   LineLiterals blocks;
   PastedBlocks::add_literals(blocks);
   blocks.exact.push_back("\x1b");
-  return {facts, blocks};
+  LineLiterals crash;
+  for (std::string_view l : CrashStackBlock::kMarkers) crash.exact.push_back(l);
+  crash.exact.push_back(CrashStackBlock::kOpensDeliberate);
+  crash.exact.push_back("\x1b");
+  return {facts, blocks, crash};
 }
 
 // The literal gate in front of the signal table.
@@ -424,9 +431,12 @@ struct Extractor {
     size_t calls = 0;
   };
   static constexpr size_t kMaxCollOps = 64, kMaxCollComms = 1024;
-  std::map<std::string, CommCalls> coll_calls;           // proc|ptr -> calls
-  std::string coll_key, last_coll_key;                   // scratch; the key of last_coll
-  std::map<std::string, CommCalls>::iterator last_coll;  // valid while last_coll_key is non-empty
+  // Hashed: a COLL log looks a communicator up on every line, and its ranks'
+  // lines interleave, so the last one found rarely serves. (Facts are made in
+  // first-line order, not the map's.)
+  std::unordered_map<std::string, CommCalls> coll_calls;  // proc|ptr -> calls
+  std::string coll_key, last_coll_key;                    // scratch; the key of last_coll
+  CommCalls* last_coll = nullptr;                         // a node of coll_calls: stable across rehashing
   std::map<std::string, int> rank_of_ptr;                // proc|ptr -> rank from the init line
   std::set<std::string> gdr_seen;                        // processes that logged GPUDirect RDMA in use
   static std::string proc_key(const LineWho& w) { return w.host + ":" + (w.pid ? std::to_string(*w.pid) : ""); }
@@ -499,32 +509,35 @@ struct Extractor {
   // `body`: the line without a launcher's, shipper's or grep's prefix (the
   // patterns anchored at a line's start read it; the rest search `text`).
   // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
-  void record_coll_call(const logs::NcclCollLine& call, const LineWho& w, int64_t lineno, const std::string& text) {
-    // proc_key(w) + "|" + comm, built in place: a COLL log is millions of these.
+  void record_coll_call(const logs::NcclCollLine& call, int64_t lineno, const std::string& text) {
+    // proc_key(who_of(text)) + "|" + comm, built in place: a COLL log is
+    // millions of these, and who_of is needed only for a new communicator.
     std::string& key = coll_key;
-    key.assign(w.host).push_back(':');
-    if (w.pid) key += std::to_string(*w.pid);
+    process_key_of(text, key);
     key.push_back('|');
     key.append(call.comm);
     // One rank's calls come in runs: the map is searched when the comm changes.
-    auto it = key == last_coll_key ? last_coll : coll_calls.find(key);
-    if (it == coll_calls.end() && coll_calls.size() < kMaxCollComms) {
-      it = coll_calls.emplace(key, CommCalls{}).first;
-      it->second.who = w;
-      it->second.lineno = lineno;
-      it->second.text = text.substr(0, 300);
-      it->second.ptr = std::string(call.comm);
-      it->second.nranks = static_cast<int>(call.nranks);
-      if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) it->second.rank = r->second;
+    CommCalls* c = nullptr;
+    if (last_coll && key == last_coll_key) {
+      c = last_coll;
+    } else if (auto it = coll_calls.find(key); it != coll_calls.end()) {
+      c = &it->second;
+    } else if (coll_calls.size() < kMaxCollComms) {
+      c = &coll_calls.emplace(key, CommCalls{}).first->second;
+      c->who = who_of(text);
+      c->lineno = lineno;
+      c->text = text.substr(0, 300);
+      c->ptr = std::string(call.comm);
+      c->nranks = static_cast<int>(call.nranks);
+      if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) c->rank = r->second;
     }
-    if (it == coll_calls.end()) return;
+    if (!c) return;
     last_coll_key = key;
-    last_coll = it;
-    auto& c = it->second;
-    ++c.calls;
-    c.last_op = std::max(c.last_op, call.op_count);
-    if (c.ops.size() < kMaxCollOps)
-      c.ops.push_back({call.op_count, std::string(call.func), call.count, call.datatype, call.redop, call.root});
+    last_coll = c;
+    ++c->calls;
+    c->last_op = std::max(c->last_op, call.op_count);
+    if (c->ops.size() < kMaxCollOps)
+      c->ops.push_back({call.op_count, std::string(call.func), call.count, call.datatype, call.redop, call.root});
   }
 
   // Channel set-up lines: one fact per edge of a communicator, not per
@@ -586,7 +599,7 @@ struct Extractor {
     auto call = logs::parse_nccl_coll_line(text);
     if (!call || call->nranks <= 0) return false;
     ++nccl_lines;
-    record_coll_call(*call, who_of(text), lineno, text);
+    record_coll_call(*call, lineno, text);
     source_line_next = false;
     return true;
   }
@@ -846,7 +859,7 @@ struct LogFactExtractor::Impl {
   int64_t lineno = 0;
   size_t nccl_lines = 0, warn_lines = 0;
   size_t sieve_from;
-  std::vector<uint8_t> marks;  // of the block being read: kFactMark | kBlockMark per line
+  std::vector<uint8_t> marks;  // of the block being read: kFactMark | kBlockMark | kCrashMark per line
   std::string line_buf;
   Impl(const std::string& s, const std::string& h, EvidenceSet& set, size_t from)
       : source(s), host(h), ex{source, host, set, std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}}, sieve_from(from) {}
@@ -859,7 +872,7 @@ LogFactExtractor::LogFactExtractor(const std::string& source, const std::string&
 
 LogFactExtractor::~LogFactExtractor() = default;
 
-constexpr uint8_t kUnsieved = kFactMark | kBlockMark;
+constexpr uint8_t kUnsieved = kFactMark | kBlockMark | kCrashMark;
 
 void LogFactExtractor::line(std::string_view raw) { impl_->line(raw, kUnsieved); }
 
@@ -916,7 +929,10 @@ void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
     const std::string_view pasted = without_prefix(line, body);
     if (mark & kFactMark) ex.line(line, body, lineno, nccl_lines, warn_lines);
     else ex.quiet();
-    blocks.line(pasted, lineno);
+    // A fact line that cannot open a block, none being open, changes no block
+    // (PastedBlocks::idle()): the crash reader's marker search on every NCCL
+    // INFO line was a tenth of a realistic log's reading.
+    if (!block_quiet) blocks.line(pasted, lineno, (mark & kCrashMark) != 0);
   } catch (const std::exception&) {
     // A number can overflow stoi: one bad line is skipped, never fatal.
   }

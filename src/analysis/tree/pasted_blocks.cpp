@@ -142,9 +142,9 @@ bool gpu_label(std::string_view t) {
 
 }  // namespace
 
-void PastedBlocks::line(std::string_view text, int64_t lineno) {
+void PastedBlocks::line(std::string_view text, int64_t lineno, bool crash_text) {
   smi_memory_.line(text, lineno);
-  crash_.line(text, lineno);
+  crash_.line(text, lineno, crash_text);
   // ---- nvidia-smi topo -m: "\tGPU0\tGPU1\t...\tNIC0\tCPU Affinity\t..." then one row per device
   if (has(text, "GPU0") && has(text, "CPU Affinity")) {
     topo_columns_.clear();

@@ -49,7 +49,9 @@ namespace ccdiag {
 
 class PastedBlocks {
  public:
-  void line(std::string_view text, int64_t lineno);
+  // crash_text: false where the line is known to hold none of
+  // CrashStackBlock's markers (the line sieve's crash set).
+  void line(std::string_view text, int64_t lineno, bool crash_text = true);
   // No block is open: then a line changes nothing unless it holds one of
   // add_literals()' literals (one that can open a block), so a line without
   // any may be skipped unread.
