@@ -21,8 +21,16 @@ TEST_CASE("prefilter cuts open-ended tails, optional heads and keeps the rest", 
   CHECK(prefilter_expression(R"re(-> (?P<to>\d+)\[(?P<dev>\d+)\] via (?P<transport>\S+(?: pointer)?))re") ==
         R"re(-> (?:\d+)\[(?:\d+)\] via )re");
   // torchelastic's "  rank      : 5 (local_rank: 5)": the leading \s* made every byte a start.
+  // ... and "rank", which torchrun's "[rank3]:" tag puts on every line, is no entry literal either.
   CHECK(prefilter_expression(R"re(\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<lr>\d+)\))re") ==
-        R"re(rank\s*: (?:\d+) \(local_rank: (?:\d+)\))re");
+        R"re(: (?:\d+) \(local_rank: (?:\d+)\))re");
+  // NCCL's debug prefix starts every line of an NCCL_DEBUG log: the breadcrumb is entered at its file name.
+  CHECK(prefilter_expression(R"re(NCCL INFO (?P<f>[\w/.-]+\.(?:cc|h)):(?P<l>\d+) -> (?P<c>\d+))re") ==
+        R"re((?:[\w/.-]+\.(?:cc|h)):(?:\d+) -> )re");
+  // Not where a suffix would not be a superset, the head is quantified, or too little would be left.
+  CHECK(prefilter_expression(R"re(rank \d+ failed|rank \d+ lost)re") == R"re(rank \d+ failed|rank \d+ lost)re");
+  CHECK(prefilter_expression(R"re(rank+ of the group)re") == R"re(rank+ of the group)re");
+  CHECK(prefilter_expression(R"re(NCCL INFO nranks)re") == R"re(NCCL INFO nranks)re");
   CHECK(prefilter_expression(R"re((?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective)re") ==
         "Watchdog caught collective");
   // A group keeps its flags when only its tail is cut.
@@ -48,6 +56,8 @@ TEST_CASE("every catalogue prefilter is a superset of its pattern on the example
       "gpu-node-01:41205:41205 [5] NCCL INFO Channel 00/0 : 5[5] -> 6[6] via P2P/CUMEM/read",
       "gpu-node-01:41205:41205 [5] NCCL INFO Channel 00/32 :    0   1   2   3",
       "  rank      : 5 (local_rank: 5)",
+      "node7:41205:41290 [5] NCCL INFO transport/net_ib.cc:1696 -> 6",
+      "node7:41205:41290 [5] NCCL INFO nranks 16",
       "[rank3]:[E422 21:44:21.1 42 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: "
       "WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600084 milliseconds "
       "before timing out.",
