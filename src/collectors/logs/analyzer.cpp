@@ -233,7 +233,6 @@ void LogAnalyzer::add_text(std::string_view text, const std::string& shown, cons
 }
 
 void LogAnalyzer::Impl::process_block(std::string_view block, FileState& st) {
-  torchrun.feed_block(block);
   matcher->scan(block, hits);
   const int64_t lines_before = st.line;
   size_t pos = 0;  // lines before `pos` are counted
@@ -246,6 +245,8 @@ void LogAnalyzer::Impl::process_block(std::string_view block, FileState& st) {
     on_line(block.substr(b, e - b), st);
   }
   st.line += static_cast<int64_t>(count_newlines(block.data() + pos, block.size() - pos));
+  // The console parser reads the block apart from the signatures; it is given the count.
+  torchrun.feed_block(block, static_cast<size_t>(st.line - lines_before));
   // A final line without '\n' still counts.
   if (!block.empty() && block.back() != '\n') ++st.line;
   stats.lines += static_cast<size_t>(st.line - lines_before);

@@ -237,6 +237,10 @@ void TorchrunConsoleParser::begin_file(const std::string& shown) {
 }
 
 void TorchrunConsoleParser::feed_block(std::string_view block) {
+  feed_block(block, std::string_view::npos);
+}
+
+void TorchrunConsoleParser::feed_block(std::string_view block, size_t newlines) {
   // Fast path: nothing of the console in this block and no table open.
   if (state_ == State::none && carry_.empty()) {
     static constexpr std::string_view kMarkers[] = {"closing signal", "Failures:", "Root Cause"};
@@ -245,7 +249,8 @@ void TorchrunConsoleParser::feed_block(std::string_view block) {
       if (contains(block, m)) any = true;
     if (!any) {
       // Keep the line count right for provenance.
-      line_ += static_cast<int64_t>(count_newlines(block.data(), block.size()));
+      if (newlines == std::string_view::npos) newlines = count_newlines(block.data(), block.size());
+      line_ += static_cast<int64_t>(newlines);
       if (!block.empty() && block.back() != '\n') {
         const size_t nl = block.rfind('\n');
         carry_.assign(block.substr(nl == std::string_view::npos ? 0 : nl + 1));

@@ -81,6 +81,10 @@ class TorchrunConsoleParser {
  public:
   void begin_file(const std::string& shown);
   void feed_block(std::string_view block);
+  // The same, where the caller has counted the block's '\n' bytes already
+  // (the analyser numbers its lines): a block without a marker is then not
+  // read again to count them.
+  void feed_block(std::string_view block, size_t newlines);
   const TorchrunConsole& result() const { return out_; }
   void reset() { *this = TorchrunConsoleParser(); }
 
