@@ -84,6 +84,9 @@ void to_json(nlohmann::json& j, const ThreadStack& t);
 void from_json(const nlohmann::json& j, ThreadStack& t);
 void to_json(nlohmann::json& j, const ThreadProgress& p);
 void to_json(nlohmann::json& j, const ProcessStacks& p);
+// p as to_json's tree would print through json_text, without the tree.
+class PrettyJson;
+void write_json(PrettyJson& w, const ProcessStacks& p);
 void from_json(const nlohmann::json& j, ProcessStacks& p);
 
 }  // namespace ccdiag

@@ -13,14 +13,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ccdiag/utf8.hpp"
 #include "analysis/census/census.hpp"
 #include "analysis/parallel/dims.hpp"
+#include "ccdiag/pretty_json.hpp"
+#include "ccdiag/rank_job.hpp"
+#include "ccdiag/utf8.hpp"
 #include "cli/common.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/proc/rank_discovery.hpp"
 #include "collectors/proc/thread_progress.hpp"
-#include "ccdiag/rank_job.hpp"
 #include "collectors/stacks/stacks.hpp"
 #include "sys/object_cache.hpp"
 #include "sys/probe_runner.hpp"
@@ -73,17 +74,18 @@ void print_text(std::ostream& out, const std::vector<ProcessStacks>& procs, cons
       const std::string name = t.py_name.empty() || t.py_name == t.name
                                    ? fmt::format("\"{}\"", t.name)
                                    : fmt::format("\"{}\" (native \"{}\")", t.py_name, t.name);
-      out << fmt::format("  thread {} {} [{}] {} {}{}{}\n", t.tid, name, t.role, t.state,
-                         t.blocked_in, t.capture == "stopped" || t.capture.empty() ? "" : " (" + t.capture + ")",
+      out << fmt::format("  thread {} {} [{}] {} {}{}{}\n", t.tid, name, t.role, t.state, t.blocked_in,
+                         t.capture == "stopped" || t.capture.empty() ? "" : " (" + t.capture + ")",
                          t.holds_gil ? " [holds GIL]" : "");
       if (t.c10d)
-        out << fmt::format("    c10d {} on {}{}\n", t.c10d->op, group_label(t.c10d->process_group, t.c10d->pg_desc),
-                           t.c10d->ranks.empty() ? "" : fmt::format(" ranks {}", fmt::join(t.c10d->ranks, ",")));
+        out << fmt::format(
+            "    c10d {} on {}{}\n", t.c10d->op, group_label(t.c10d->process_group, t.c10d->pg_desc),
+            t.c10d->ranks.empty() ? "" : fmt::format(" ranks {}", fmt::join(t.c10d->ranks, ",")));
       int i = 0;
       for (const auto& f : t.frames) {
         if (f.kind == "python") {
-          out << fmt::format("    #{:<2} {:>18} {} ({}:{})\n", i++, "[python]", f.function, f.file.value_or("?"),
-                             f.line ? std::to_string(*f.line) : "???");
+          out << fmt::format("    #{:<2} {:>18} {} ({}:{})\n", i++, "[python]", f.function,
+                             f.file.value_or("?"), f.line ? std::to_string(*f.line) : "???");
           continue;
         }
         out << fmt::format("    #{:<2} 0x{:016x} {}", i++, f.pc, f.function.empty() ? "??" : f.function);
@@ -117,7 +119,8 @@ Census census_of(const std::vector<ProcessStacks>& procs, const std::map<int64_t
   Census census;
   for (auto& [job, ps] : by_job) {
     Census c = run_census(ps);
-    for (auto& line : c.lines) census.lines.push_back("job " + (job.empty() ? std::string("?") : job) + ": " + line);
+    for (auto& line : c.lines)
+      census.lines.push_back("job " + (job.empty() ? std::string("?") : job) + ": " + line);
     for (auto& f : c.findings) {
       f.fields["job"] = job;
       census.findings.push_back(std::move(f));
@@ -133,7 +136,8 @@ Census census_of(const std::vector<ProcessStacks>& procs, const std::map<int64_t
 std::string render(bool json, const std::string& host, nlohmann::json errors, nlohmann::json procs_json,
                    const std::vector<ProcessStacks>& procs, const Census& census) {
   if (json) {
-    nlohmann::json j{{"schema_version", 1}, {"host", host}, {"errors", std::move(errors)}, {"census", to_json(census)}};
+    nlohmann::json j{
+        {"schema_version", 1}, {"host", host}, {"errors", std::move(errors)}, {"census", to_json(census)}};
     j["processes"] = std::move(procs_json);  // moved, not copied by an initializer list
     return json_text(std::move(j)) + '\n';
   }
@@ -142,11 +146,37 @@ std::string render(bool json, const std::string& host, nlohmann::json errors, nl
   return out.str();
 }
 
+// render()'s JSON for one process, written from the typed capture without a
+// nlohmann tree of its frames (PrettyJson: the same bytes, ~2 ms less on a
+// 100-thread rank). A unit test holds the two equal.
+std::string render_one_json(const std::string& host, const ProcessStacks& p, const Census& census) {
+  std::string out;
+  out.reserve(64 << 10);
+  PrettyJson w(out);
+  w.begin_object();
+  w.key("census");
+  w.value(to_json(census));
+  w.key("errors");
+  w.begin_array();
+  w.end_array();
+  w.key("host");
+  w.string(host);
+  w.key("processes");
+  w.begin_array();
+  write_json(w, p);
+  w.end_array();
+  w.key("schema_version");
+  w.integer(1);
+  w.end_object();
+  out += '\n';
+  return out;
+}
+
 int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   const SysRoot root = ctx.global.sysroot();
   if (!root.is_live()) {
-    return report_input_error(ctx, make_error("stacks attach to live processes; --root trees have none", "--root",
-                                              "use `ccdiag ranks --root` for a captured tree"));
+    return report_input_error(ctx, make_error("stacks attach to live processes; --root trees have none",
+                                              "--root", "use `ccdiag ranks --root` for a captured tree"));
   }
   std::vector<int64_t> pids = opts.pids;
   std::map<int64_t, RankProcess> rank_of;
@@ -157,9 +187,12 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
     }
     if (pids.empty()) {
       ctx.err << "ccdiag: no training ranks found on this host (see `ccdiag ranks`)\n";
-      if (opts.output.json) ctx.out << json_text(nlohmann::json{{"schema_version", 1}, {"processes", nlohmann::json::array()},
-                                                      {"errors", nlohmann::json::array()}, {"census", nlohmann::json::object()}})
-                                    << '\n';
+      if (opts.output.json)
+        ctx.out << json_text(nlohmann::json{{"schema_version", 1},
+                                            {"processes", nlohmann::json::array()},
+                                            {"errors", nlohmann::json::array()},
+                                            {"census", nlohmann::json::object()}})
+                << '\n';
       return kExitHealthy;
     }
   }
@@ -190,8 +223,9 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   // Several processes: whether each main thread is moving, read before the
   // stops (a stop counts as a wake-up), so the census can tell a running job
   // from a hung one. One process (the bench's case) pays nothing.
-  const auto progress = pids.size() >= 2 ? measure_main_thread_progress(root, pids, std::chrono::milliseconds(250))
-                                         : std::map<int64_t, ThreadProgress>{};
+  const auto progress = pids.size() >= 2
+                            ? measure_main_thread_progress(root, pids, std::chrono::milliseconds(250))
+                            : std::map<int64_t, ThreadProgress>{};
   std::vector<ProbeSpec> specs;
   // One process (a single pid, the on-call's usual call): the capture child
   // writes the whole output itself, so the result is not built as JSON, parsed
@@ -202,7 +236,8 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
     const int64_t pid = pids.front();
     const bool json = opts.output.json;
     ProbeSpec spec{"stacks " + std::to_string(pid),
-                   std::chrono::milliseconds(static_cast<int64_t>(ctx.global.timeout_s * 1000)), {}};
+                   std::chrono::milliseconds(static_cast<int64_t>(ctx.global.timeout_s * 1000)),
+                   {}};
     // The output behind one byte: 'P' when some thread could not be captured (exit 3), else 'C'.
     spec.text_probe = [pid, json, &root, &so, &host, &rank_of]() -> Result<std::string> {
       auto r = collect_process_stacks(root, pid, so);
@@ -212,10 +247,10 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
       ProcessStacks& p = procs.front();
       p.host = host;
       if (auto it = rank_of.find(pid); it != rank_of.end()) p.rank = it->second.rank;
-      nlohmann::json procs_json = nlohmann::json::array();
-      procs_json.push_back(p);
       const char state = p.problems.empty() ? 'C' : 'P';
-      return state + render(json, host, nlohmann::json::array(), std::move(procs_json), procs, census_of(procs, rank_of));
+      if (json) return state + render_one_json(host, p, census_of(procs, rank_of));
+      return state + render(false, host, nlohmann::json::array(), nlohmann::json::array(), procs,
+                            census_of(procs, rank_of));
     };
     specs.push_back(std::move(spec));
   }
@@ -246,8 +281,11 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   for (size_t i = 0; i < pids.size(); ++i) {
     const auto& o = outcomes[i];
     std::string err;
-    if (!o.availability.is_ok()) err = fmt::format("pid {}: capture {}: {}", pids[i], to_string(o.availability.state), o.availability.reason);
-    else if (o.value.contains("error")) err = o.value["error"].get<std::string>();
+    if (!o.availability.is_ok())
+      err = fmt::format("pid {}: capture {}: {}", pids[i], to_string(o.availability.state),
+                        o.availability.reason);
+    else if (o.value.contains("error"))
+      err = o.value["error"].get<std::string>();
     if (!err.empty()) {
       errors.push_back({{"pid", pids[i]}, {"error", err}});
       ctx.err << "ccdiag: error: " << err << '\n';
@@ -279,24 +317,28 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
 
 void register_stacks(CLI::App& app, CommandContext& ctx) {
   auto opts = std::make_shared<StacksCliOptions>();
-  auto* sub = app.add_subcommand("stacks", "Native stacks of every thread of live processes (or of every rank)");
+  auto* sub =
+      app.add_subcommand("stacks", "Native stacks of every thread of live processes (or of every rank)");
   sub->add_option("pids", opts->pids, "Process ids to capture");
   sub->add_flag("--ranks", opts->ranks, "Capture every training rank found on this host");
   sub->add_flag("--no-lines", opts->no_lines, "Skip file:line lookup (faster on big libraries)");
   sub->add_flag("--all-lines", opts->all_lines,
                 "file:line also for libc/ld.so/libstdc++ frames (loads their separate debuginfo: slower)");
-  sub->add_option("--stop-deadline-ms", opts->deadline_ms, "Longest wait for all threads to stop (default 200)")
+  sub->add_option("--stop-deadline-ms", opts->deadline_ms,
+                  "Longest wait for all threads to stop (default 200)")
       ->check(CLI::Range(1, 10000));
-  sub->add_option("--symbol-cache", opts->symbol_cache,
-                  "Symbol cache directory (default $XDG_CACHE_HOME/ccdiag or ~/.cache/ccdiag; root: root's own; "
-                  "env CCDIAG_SYMBOL_CACHE)");
+  sub->add_option(
+      "--symbol-cache", opts->symbol_cache,
+      "Symbol cache directory (default $XDG_CACHE_HOME/ccdiag or ~/.cache/ccdiag; root: root's own; "
+      "env CCDIAG_SYMBOL_CACHE)");
   sub->add_flag("--no-symbol-cache", opts->no_symbol_cache, "Neither read nor write the symbol cache");
   add_output_flags(sub, opts->output, false);
   sub->footer(
       "Examples:\n"
       "  ccdiag stacks 4242                # every thread of pid 4242\n"
       "  ccdiag stacks --ranks --json      # every rank on this host, with the census\n"
-      "Each target is stopped for a few ms (PTRACE_SEIZE + PTRACE_INTERRUPT, never SIGSTOP) and never left stopped.\n"
+      "Each target is stopped for a few ms (PTRACE_SEIZE + PTRACE_INTERRUPT, never SIGSTOP) and never left "
+      "stopped.\n"
       "Exit: 0 captured, 2 bad input or nothing could be captured (permissions: see the hint), 3 partial");
   sub->callback([opts, &ctx] { ctx.exit_code = run_stacks(*opts, ctx); });
 }
