@@ -23,5 +23,8 @@ struct NcclCollLine {
 // Parses the call out of `text` (the whole line or the message after "NCCL INFO ");
 // nullopt when `text` holds no well-formed COLL call.
 std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view text);
+// The same, where the caller has found ": opCount " at `at` already (a COLL
+// log is millions of lines: the search is not made twice).
+std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view text, size_t at);
 
 }  // namespace ccdiag::logs

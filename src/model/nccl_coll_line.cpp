@@ -28,8 +28,11 @@ bool read_number(std::string_view v, int base, int64_t& out) {
 }  // namespace
 
 std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t) {
-  const size_t at = t.find(": opCount ");
-  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  return parse_nccl_coll_line(t, t.find(": opCount "));
+}
+
+std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t, size_t at) {
+  if (at == std::string_view::npos || at == 0 || t.substr(at, 10) != ": opCount ") return std::nullopt;
   NcclCollLine c;
   size_t b = at;
   // ASCII only (std::isalnum asks the locale, per byte of every COLL line).

@@ -595,8 +595,9 @@ struct Extractor {
   // (a function name, counters, pointers): it is read and the line is done.
   // A COLL log is ~90% such lines, so this is most of `diagnose --log` on one.
   bool coll(const std::string& text, int64_t lineno, size_t& nccl_lines) {
-    if (text.find(": opCount ") == std::string::npos || text.find("NCCL") == std::string::npos) return false;
-    auto call = logs::parse_nccl_coll_line(text);
+    const size_t at = text.find(": opCount ");
+    if (at == std::string::npos || text.find("NCCL") == std::string::npos) return false;
+    auto call = logs::parse_nccl_coll_line(text, at);
     if (!call || call->nranks <= 0) return false;
     ++nccl_lines;
     record_coll_call(*call, lineno, text);
