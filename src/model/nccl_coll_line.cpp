@@ -1,5 +1,7 @@
 #include "ccdiag/nccl_coll_line.hpp"
 
+#include <cstring>
+
 namespace ccdiag::logs {
 
 namespace {
@@ -25,6 +27,13 @@ bool read_number(std::string_view v, int base, int64_t& out) {
   return true;
 }
 
+// Whether `tok` is the literal: a compare of constant length, which the
+// compiler inlines (string_view's == calls memcmp; six of them a line).
+template <size_t N>
+bool is(std::string_view tok, const char (&lit)[N]) {
+  return tok.size() == N - 1 && std::memcmp(tok.data(), lit, N - 1) == 0;
+}
+
 }  // namespace
 
 std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t) {
@@ -32,7 +41,7 @@ std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t) {
 }
 
 std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t, size_t at) {
-  if (at == std::string_view::npos || at == 0 || t.substr(at, 10) != ": opCount ") return std::nullopt;
+  if (at == std::string_view::npos || at == 0 || !is(t.substr(at, 10), ": opCount ")) return std::nullopt;
   NcclCollLine c;
   size_t b = at;
   // ASCII only (std::isalnum asks the locale, per byte of every COLL line).
@@ -50,15 +59,15 @@ std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t, size_t at) 
     return t.substr(s, i - s);
   };
   if (!read_number(token(), 16, c.op_count)) return std::nullopt;
-  if (token() != "sendbuff") return std::nullopt;
+  if (!is(token(), "sendbuff")) return std::nullopt;
   token();  // a pointer or "(nil)"
-  if (token() != "recvbuff") return std::nullopt;
+  if (!is(token(), "recvbuff")) return std::nullopt;
   token();
-  if (token() != "count" || !read_number(token(), 10, c.count)) return std::nullopt;
-  if (token() != "datatype" || !read_number(token(), 10, c.datatype)) return std::nullopt;
-  if (token() != "op" || !read_number(token(), 10, c.redop)) return std::nullopt;
-  if (token() != "root" || !read_number(token(), 10, c.root)) return std::nullopt;
-  if (token() != "comm") return std::nullopt;
+  if (!is(token(), "count") || !read_number(token(), 10, c.count)) return std::nullopt;
+  if (!is(token(), "datatype") || !read_number(token(), 10, c.datatype)) return std::nullopt;
+  if (!is(token(), "op") || !read_number(token(), 10, c.redop)) return std::nullopt;
+  if (!is(token(), "root") || !read_number(token(), 10, c.root)) return std::nullopt;
+  if (!is(token(), "comm")) return std::nullopt;
   c.comm = token();
   if (c.comm.size() < 3 || c.comm.substr(0, 2) != "0x") return std::nullopt;
   const auto nr = token();
