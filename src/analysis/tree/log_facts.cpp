@@ -19,6 +19,7 @@
 #include "ccdiag/line_prefix.hpp"
 #include "ccdiag/nccl_coll_line.hpp"
 #include "ccdiag/signal_names.hpp"
+#include "ccdiag/text_scan.hpp"
 
 namespace ccdiag {
 
@@ -294,7 +295,9 @@ std::vector<std::vector<std::string_view>> gate_needles(const std::vector<Signal
 // Extractor::line must add its literal here; the unit test "[facts-sieve]"
 // compares sieved and unsieved facts on the real incident corpus and logs.
 constexpr std::string_view kFactLiterals[] = {
-    "NCCL",  // is_nccl (nccl_lines), COLL calls, version, WARN, nranks, GDR, remoteGid
+    // NCCL's own lines by what is read in them ("NCCL" alone is every line of an NCCL_DEBUG log: the
+    // nccl_lines count has a sieve set of its own, kNcclMark).
+    ": opCount ", "NCCL version", "NCCL WARN", "nranks ", "GPU Direct RDMA Enabled", "remoteGid",
     " set by environment to ", "Bootstrap", "NET/", "comm 0x", " via ", "Access Peer", "Init COMPLETE",
     "Setting affinity", "Connected all rings", "# Using devices", "Avg bus bandwidth", "Out of bounds values",
     // torchrun's failure block and signals
@@ -316,7 +319,8 @@ constexpr std::string_view kFactLiterals[] = {
 // Set 2 (kCrashMark): what opens a crash reader's window (its markers and the
 // start of PyTorch's deliberate abort), so that a line the other block literals
 // let through (torch's ProcessGroupNCCL lines) is not searched again for them.
-constexpr uint8_t kFactMark = 1, kBlockMark = 2, kCrashMark = 4;
+// Set 3 (kNcclMark): "NCCL", for the count of NCCL lines (facts_summary) alone.
+constexpr uint8_t kFactMark = 1, kBlockMark = 2, kCrashMark = 4, kNcclMark = 8;
 std::vector<LineLiterals> sieve_literals() {
   LineLiterals facts;
   for (const auto& needles : gate_needles(signals())) {
@@ -332,7 +336,9 @@ std::vector<LineLiterals> sieve_literals() {
   for (std::string_view l : CrashStackBlock::kMarkers) crash.exact.push_back(l);
   crash.exact.push_back(CrashStackBlock::kOpensDeliberate);
   crash.exact.push_back("\x1b");
-  return {facts, blocks, crash};
+  LineLiterals nccl;
+  nccl.exact.push_back("NCCL");
+  return {facts, blocks, crash, nccl};
 }
 
 // The literal gate in front of the signal table.
@@ -873,7 +879,7 @@ LogFactExtractor::LogFactExtractor(const std::string& source, const std::string&
 
 LogFactExtractor::~LogFactExtractor() = default;
 
-constexpr uint8_t kUnsieved = kFactMark | kBlockMark | kCrashMark;
+constexpr uint8_t kUnsieved = kFactMark | kBlockMark | kCrashMark | kNcclMark;
 
 void LogFactExtractor::line(std::string_view raw) { impl_->line(raw, kUnsieved); }
 
@@ -909,7 +915,9 @@ void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
   const bool block_quiet = !(mark & kBlockMark) && blocks.idle();
   if (!(mark & kFactMark) && block_quiet) {
     // None of the literals of a check either: most lines of a large log,
-    // done without copying or parsing them.
+    // done without copying or parsing them. An NCCL line is counted (as
+    // Extractor::line would have counted it, on the line cut at kMaxLine).
+    if ((mark & kNcclMark) && (raw.size() <= kMaxLine || contains(raw.substr(0, kMaxLine), "NCCL"))) ++nccl_lines;
     ex.quiet();
     return;
   }
@@ -928,8 +936,12 @@ void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
     // text keeps the indentation before it.
     const std::string_view body = logs::parse_line_prefix(line).body;
     const std::string_view pasted = without_prefix(line, body);
-    if (mark & kFactMark) ex.line(line, body, lineno, nccl_lines, warn_lines);
-    else ex.quiet();
+    if (mark & kFactMark) {
+      ex.line(line, body, lineno, nccl_lines, warn_lines);
+    } else {
+      if ((mark & kNcclMark) && contains(line, "NCCL")) ++nccl_lines;
+      ex.quiet();
+    }
     // A fact line that cannot open a block, none being open, changes no block
     // (PastedBlocks::idle()): the crash reader's marker search on every NCCL
     // INFO line was a tenth of a realistic log's reading.
