@@ -152,3 +152,21 @@ TEST_CASE(
   CHECK(crash_in_nccl(plain_crash));
   CHECK_FALSE(crash_in_nccl(deliberate_crash));
 }
+
+TEST_CASE("the sieve's NCCL count: a line whose NCCL a carriage return redraws away is not counted",
+          "[tree][facts-sieve]") {
+  // The sieve marks the whole line; the facts read what the terminal showed
+  // after its last '\r' (fuzzer finding: nccl_lines differed).
+  const std::string quiet = "[rank3]:2026-04-22 21:58:30,593 - INFO - trainer.py:412 - step 3343 | loss 2.7722\n";
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += quiet;
+  text += "gpu-node-01:41205:41205 [5] NCCL\r INFO cudaDriverVersion 12040\n";
+  text += "gpu-node-01:41205:41205 [5] NCCL INFO cudaDriverVersion 12040\n";
+  text += quiet;
+  same_facts(text, "an NCCL line cut by a carriage return");
+  const auto facts = facts_of(text, 0);
+  int64_t nccl_lines = -1;
+  for (const auto& e : facts["evidence"])
+    if (e["kind"] == "log.facts_summary") nccl_lines = e["data"]["nccl_lines"].get<int64_t>();
+  CHECK(nccl_lines == 1);
+}

@@ -709,8 +709,10 @@ void add_cue_literals(LineLiterals& out) {
   for (std::string_view l : kCuePrelude) out.exact.push_back(l);
   for (std::string_view l : kMarkerExact) out.exact.push_back(l);
   for (std::string_view l : kMarkerWords) out.folded.push_back(l);
-  // is_failure_marker: an NCCL INFO line is a marker only as an error breadcrumb.
-  out.exact.push_back("NCCL INFO");
+  // is_failure_marker: an NCCL INFO line is a marker only as an error breadcrumb
+  // ("file.cc:123 -> 2"); one without " -> " is none, whatever else it holds
+  // (and "NCCL INFO" itself is every line of an NCCL_DEBUG log).
+  out.exact.push_back(" -> ");
 }
 
 }  // namespace ccdiag

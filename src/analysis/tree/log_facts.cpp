@@ -915,9 +915,10 @@ void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
   const bool block_quiet = !(mark & kBlockMark) && blocks.idle();
   if (!(mark & kFactMark) && block_quiet) {
     // None of the literals of a check either: most lines of a large log,
-    // done without copying or parsing them. An NCCL line is counted (as
-    // Extractor::line would have counted it, on the line cut at kMaxLine).
-    if ((mark & kNcclMark) && (raw.size() <= kMaxLine || contains(raw.substr(0, kMaxLine), "NCCL"))) ++nccl_lines;
+    // done without copying or parsing them. An NCCL line is counted as
+    // Extractor::line counts it: on the line cut at kMaxLine and after its
+    // last '\r' (the sieve's mark is of the whole line).
+    if ((mark & kNcclMark) && contains(raw.substr(0, kMaxLine), "NCCL")) ++nccl_lines;
     ex.quiet();
     return;
   }
