@@ -16,6 +16,9 @@ TEST_CASE("--since values") {
   CHECK(parse_since("2025-11-30 04:00:00", now) == 1764475200);
   CHECK_FALSE(parse_since("yesterday", now));
   CHECK_FALSE(parse_since("2025-13-30T04:00:00Z", now));
+  // Past kMaxSeconds (year 4147), as an "@" time would be (fuzzer finding).
+  CHECK_FALSE(parse_since("9025-05-30T04:00:00Z", now));
+  CHECK(parse_since("4000-01-01T00:00:00Z", now) == 64060588800);
   CHECK_FALSE(parse_since("", now));
   CHECK(boot_time_from_proc_stat("cpu 1 2\nbtime 1764475200\nprocesses 3\n") == 1764475200);
   CHECK_FALSE(boot_time_from_proc_stat("cpu 1 2\n"));

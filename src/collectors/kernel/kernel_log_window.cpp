@@ -104,7 +104,11 @@ std::optional<int64_t> parse_since(std::string_view t, int64_t now) {
   tm.tm_hour = static_cast<int>(*h);
   tm.tm_min = static_cast<int>(*mi);
   tm.tm_sec = static_cast<int>(*s);
-  return static_cast<int64_t>(::timegm(&tm));
+  // A year past 4147 is beyond kMaxSeconds like "@" times are (the fuzzer's
+  // "9025-05-30T04:00:00Z"): refused, not scaled out of range later.
+  const auto at = static_cast<int64_t>(::timegm(&tm));
+  if (at < 0 || at > kMaxSeconds) return std::nullopt;
+  return at;
 }
 
 std::optional<int64_t> boot_time_from_proc_stat(std::string_view stat) {
