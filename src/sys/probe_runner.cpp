@@ -1,12 +1,11 @@
 #include "sys/probe_runner.hpp"
 
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -31,31 +30,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+
 void reap(pid_t pid, int* status) {
   while (::waitpid(pid, status, 0) < 0 && errno == EINTR) {
   }
-}
-
-// Children whose whole text result arrived (its trailer is the last thing a
-// child writes before _exit): the kernel freeing the address space a capture
-// filled takes ~1 ms, and the caller need not wait for it. They are reaped
-// at the next call; at ccdiag's exit PDEATHSIG and init see to the rest.
-std::vector<pid_t>& exiting_children() {
-  static std::vector<pid_t> pids;
-  return pids;
-}
-
-void reap_exited_children() {
-  auto& pids = exiting_children();
-  pids.erase(std::remove_if(pids.begin(), pids.end(),
-                            [](pid_t p) {
-                              int status = 0;
-                              pid_t r;
-                              while ((r = ::waitpid(p, &status, WNOHANG)) < 0 && errno == EINTR) {
-                              }
-                              return r != 0;  // reaped, or not ours any more
-                            }),
-             pids.end());
 }
 
 struct Child {
@@ -69,10 +47,8 @@ struct Child {
 
 }  // namespace
 
-std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& specs,
-                                              const ProbeWaitCallback& on_wait) {
+std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& specs, const ProbeWaitCallback& on_wait) {
   const auto start = Clock::now();
-  reap_exited_children();
   std::vector<ProbeOutcome> out(specs.size());
   std::vector<Child> kids(specs.size());
 
@@ -100,7 +76,8 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
       ::close(fds[0]);
       // A crash inside foreign code must kill only this child, and be seen by
       // the parent as a signal: drop any handlers inherited from the parent.
-      for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM, SIGINT}) ::signal(sig, SIG_DFL);
+      for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM, SIGINT})
+        ::signal(sig, SIG_DFL);
       // Earlier children's write ends were already closed in the parent, so
       // this child holds no other probe's pipe open and EOF stays reliable.
       std::string payload;
@@ -121,13 +98,6 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
         payload = nlohmann::json{{"error", e.what()}}.dump();
       }
       (void)write_all(fds[1], payload);  // a failed write reads as a truncated result
-      // EOF for the parent now, not when _exit has torn the address space
-      // down (~1 ms after a stack capture); and the standard streams the child
-      // shares with ccdiag closed with it, so that whoever reads ccdiag's
-      // output does not wait for that either.
-      ::close(fds[1]);
-      ::close(STDOUT_FILENO);
-      ::close(STDERR_FILENO);
       ::_exit(0);  // no atexit handlers, no flush of the parent's stdio buffers
     }
     ::close(fds[1]);
@@ -195,25 +165,14 @@ std::vector<ProbeOutcome> run_probes_isolated(const std::vector<ProbeSpec>& spec
                                                   std::to_string(specs[i].deadline.count()) + " ms; killed");
       continue;
     }
-    const bool whole_text = specs[i].text_probe && k.buf.size() >= 2 &&
-                            (k.buf[0] == 'T' || k.buf[0] == 'E') && k.buf.back() == '\x04';
-    if (whole_text) {
-      pid_t r;
-      while ((r = ::waitpid(k.pid, &status, WNOHANG)) < 0 && errno == EINTR) {
-      }
-      if (r == 0) exiting_children().push_back(k.pid);
-      status = 0;  // past its last write: how it then exits changes nothing
-    } else {
-      reap(k.pid, &status);
-    }
+    reap(k.pid, &status);
     out[i].elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
     if (WIFSIGNALED(status)) {
       out[i].availability =
           Availability::error(specs[i].name + ": probe died with signal " + std::to_string(WTERMSIG(status)));
       continue;
     }
-    if (specs[i].text_probe && k.buf.size() >= 2 && (k.buf[0] == 'T' || k.buf[0] == 'E') &&
-        k.buf.back() == '\x04') {
+    if (specs[i].text_probe && k.buf.size() >= 2 && (k.buf[0] == 'T' || k.buf[0] == 'E') && k.buf.back() == '\x04') {
       if (k.buf[0] == 'E') {  // the probe ran and reports why it has no result, as a JSON probe's {"error"}
         out[i].value = nlohmann::json{{"error", k.buf.substr(1, k.buf.size() - 2)}};
         out[i].availability = Availability::ok();
