@@ -208,7 +208,7 @@ int run_stacks(const StacksCliOptions& opts, CommandContext& ctx) {
   // Explicit pids: their rank, when their environment names one.
   for (int64_t pid : opts.pids)
     if (!rank_of.count(pid))
-      if (auto r = read_process(root, pid); r && r->rank) rank_of[pid] = *r;
+      if (auto r = read_process_environment(root, pid); r && r->rank) rank_of[pid] = *r;
   for (int64_t pid : pids)
     if (pid <= 0 || !root.exists("/proc/" + std::to_string(pid) + "/stat"))
       return report_input_error(ctx, make_error("no such process", "pid " + std::to_string(pid)));

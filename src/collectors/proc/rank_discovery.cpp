@@ -56,6 +56,34 @@ std::string launcher_of(const std::string& parent_comm, const std::string& paren
 
 }  // namespace
 
+namespace {
+
+// Rank identity from the launcher's variables (torchrun, Open MPI, Slurm).
+void set_rank_fields(RankProcess& r) {
+  r.rank = env_int(r.env, "RANK");
+  if (!r.rank) r.rank = env_int(r.env, "OMPI_COMM_WORLD_RANK");
+  if (!r.rank) r.rank = env_int(r.env, "SLURM_PROCID");
+  r.local_rank = env_int(r.env, "LOCAL_RANK");
+  if (!r.local_rank) r.local_rank = env_int(r.env, "OMPI_COMM_WORLD_LOCAL_RANK");
+  if (!r.local_rank) r.local_rank = env_int(r.env, "SLURM_LOCALID");
+  r.world_size = env_int(r.env, "WORLD_SIZE");
+  if (!r.world_size) r.world_size = env_int(r.env, "OMPI_COMM_WORLD_SIZE");
+  r.local_world_size = env_int(r.env, "LOCAL_WORLD_SIZE");
+  if (!r.local_world_size) r.local_world_size = env_int(r.env, "OMPI_COMM_WORLD_LOCAL_SIZE");
+}
+
+}  // namespace
+
+std::optional<RankProcess> read_process_environment(const SysRoot& root, int64_t pid) {
+  auto env = root.read_file("/proc/" + std::to_string(pid) + "/environ", 1 << 20);
+  if (!env) return std::nullopt;
+  RankProcess r;
+  r.pid = pid;
+  r.env = filter_environment(parse_environ(*env));
+  set_rank_fields(r);
+  return r;
+}
+
 std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* unreadable) {
   const std::string dir = "/proc/" + std::to_string(pid);
   auto stat_text = root.read_line(dir + "/stat");
@@ -118,16 +146,7 @@ std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* 
   const std::string pdir = "/proc/" + std::to_string(r.ppid);
   r.parent_comm = root.read_line(pdir + "/comm").value_or("");
   r.launcher = launcher_of(r.parent_comm, root.read_file(pdir + "/cmdline", 64 * 1024).value_or(""));
-  r.rank = env_int(r.env, "RANK");
-  if (!r.rank) r.rank = env_int(r.env, "OMPI_COMM_WORLD_RANK");
-  if (!r.rank) r.rank = env_int(r.env, "SLURM_PROCID");
-  r.local_rank = env_int(r.env, "LOCAL_RANK");
-  if (!r.local_rank) r.local_rank = env_int(r.env, "OMPI_COMM_WORLD_LOCAL_RANK");
-  if (!r.local_rank) r.local_rank = env_int(r.env, "SLURM_LOCALID");
-  r.world_size = env_int(r.env, "WORLD_SIZE");
-  if (!r.world_size) r.world_size = env_int(r.env, "OMPI_COMM_WORLD_SIZE");
-  r.local_world_size = env_int(r.env, "LOCAL_WORLD_SIZE");
-  if (!r.local_world_size) r.local_world_size = env_int(r.env, "OMPI_COMM_WORLD_LOCAL_SIZE");
+  set_rank_fields(r);
   // A zombie's environ and maps read empty (the kernel freed them): not denied.
   // A process that exited while it was read is gone, not denied either.
   if (denied && (r.dead() || !root.read_line(dir + "/stat"))) denied = false;

@@ -77,6 +77,10 @@ struct RankDiscovery {
 RankDiscovery discover_ranks(const SysRoot& root);
 // One process, whether or not it looks like a rank (for `stacks PID`).
 std::optional<RankProcess> read_process(const SysRoot& root, int64_t pid, bool* unreadable = nullptr);
+// Only what the environment says of one process (rank, local rank, world
+// sizes, env): `stacks PID` labels its output with it and reads nothing else
+// (no maps, fds or parent: ~0.4 ms of a 10 ms capture).
+std::optional<RankProcess> read_process_environment(const SysRoot& root, int64_t pid);
 nlohmann::json to_json(const RankProcess& r);
 
 }  // namespace ccdiag
