@@ -537,3 +537,33 @@ TEST_CASE("log facts: the default net plugin absent is NCCL's start-up INFO, a r
   CHECK(plugin_failed("h:1:1 [0] NCCL WARN Failed to initialize any NET plugin"));
   CHECK(plugin_failed("h:1:1 [0] NCCL WARN NET/Plugin: plugin v6 is incompatible with this NCCL"));
 }
+
+TEST_CASE("log cues: verbs failures in UCX, tensorpipe and bare wordings", "[tree][cues]") {
+  // UCX's wording of a CQ allocation refused by RLIMIT_MEMLOCK (openucx/ucx issue 8229).
+  const std::string ucx =
+      "[1652739463.054681] [node1:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: "
+      "Cannot allocate memory";
+  CHECK(has_cue(line_cues(ucx), "verbs_alloc_nomem", Layer::system_config));
+  CHECK(diagnose_text(ucx + "\n").verdict.root_cause == "memlock_limit_too_low");
+  CHECK(has_cue(line_cues("ibv_reg_mr failed: errno 12"), "verbs_alloc_nomem", Layer::system_config));
+  // DMA-BUF registration pins nothing: its ENOMEM is not the memlock limit.
+  CHECK_FALSE(has_cue(line_cues("ibv_reg_dmabuf_mr failed: Cannot allocate memory"), "verbs_alloc_nomem",
+                      Layer::system_config));
+  // NCCL's own wording is left to its signatures (no second vote for the same line).
+  CHECK_FALSE(has_cue(line_cues("node1:1:2 [0] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_qp failed with "
+                                "error Cannot allocate memory"),
+                      "verbs_alloc_nomem", Layer::system_config));
+  // ENOMEM elsewhere is not about verbs.
+  CHECK_FALSE(has_cue(line_cues("mmap failed: Cannot allocate memory"), "verbs_alloc_nomem", Layer::system_config));
+
+  // tensorpipe's verbs check inside a Python exception: the device, not the training script.
+  const std::string tp = "RuntimeError: In operator() at tensorpipe/common/ibv.h:172 \"\": Operation not supported";
+  CHECK(has_cue(line_cues(tp), "verbs_unsupported", Layer::transport));
+  const Report r = diagnose_text(tp + "\n");
+  CHECK(r.verdict.root_cause == "unusable_hca_selected");
+  for (const auto& f : r.findings) CHECK(f.id != "log.python_exception");
+  CHECK(has_cue(line_cues("UCX  ERROR   ibv_open_device(mlx5_0) failed: No such device"), "verbs_unsupported",
+                Layer::transport));
+  // Without a verbs call or file the errno alone is no verbs cue.
+  CHECK_FALSE(has_cue(line_cues("open /dev/nvidia3 failed: No such device"), "verbs_unsupported", Layer::transport));
+}

@@ -280,6 +280,26 @@ const std::vector<TextCue>& text_cues() {
        {{"firewall_blocked_ports", 3}, {"wrong_network_interface", 3}}},
       {"errno_nodev", {"No such device", "ENODEV"}, {}, {"nvidia-smi"}, L::transport, "devices", S::error, R::symptom,
        "a device call failed with ENODEV", {}},
+      // ---- verbs calls failing, in any library's wording (UCX "ibv_create_cq(cqe=4096) failed: ...",
+      // tensorpipe "In operator() at tensorpipe/common/ibv.h:172", rdma-core, MPI). NCCL's own "Call to
+      // ibv_X failed with error Y" lines have signatures of their own (signature_catalogue.cpp).
+      // ENOMEM from a verbs *allocation* (QP, CQ, PD, MR, SRQ, AH) is RLIMIT_MEMLOCK: the verbs
+      // provider pins these buffers (DMA-BUF registration is exempt: it pins nothing).
+      {"verbs_alloc_nomem",
+       {"ibv_create_qp", "ibv_create_cq", "ibv_reg_mr", "ibv_create_srq", "ibv_alloc_pd", "ibv_create_ah",
+        "ibv_create_comp_channel", "ibv_exp_create", "ibv_alloc_dm"},
+       {}, {"Call to ibv_", "ibv_reg_dmabuf_mr"}, L::system_config, "locked memory (RLIMIT_MEMLOCK)", S::error,
+       R::primary, "a verbs allocation failed with ENOMEM: the locked-memory limit is too low for the HCA's buffers",
+       {{"memlock_limit_too_low", 8}}, {"Cannot allocate memory", "ENOMEM", "errno 12", "errno: 12", "errno=12"}},
+      // A verbs call the device does not support or cannot serve at all: the device in use is not an
+      // RDMA-capable one from here (an Ethernet NIC without RoCE, a VF or container without the
+      // device, a soft-RoCE/iWARP device lacking the operation).
+      {"verbs_unsupported", {"ibv_", "ibv.h", "ibverbs", "uct_ib", "ib_iface", "ib_md.c", "ib_device.c"}, {},
+       {"Call to ibv_modify_qp", "nvidia-smi", "Failed to open libibverbs"}, L::transport, "IB verbs device", S::error,
+       R::primary, "a verbs call is not supported by, or cannot reach, the RDMA device in use",
+       {{"unusable_hca_selected", 6}},
+       {"Operation not supported", "EOPNOTSUPP", "Function not implemented", "ENOSYS", "No such device", "ENODEV",
+        "Protocol not supported", "errno 95", "errno: 95"}},
       {"errno_nomem", {"Cannot allocate memory", "ENOMEM"}, {}, {}, L::system_config, "memory", S::error, R::symptom,
        "a call failed with ENOMEM", {}},
       {"shm_segment_no_space", {"shared memory", "posix_fallocate", "/dev/shm", "shm"}, {"No space left"}, {},

@@ -389,7 +389,10 @@ bool is_distributed_exception(const LineText& line) {
                         "shared memory", "/dev/shm", "Gloo", "gloo", "socket", "resolve", "hostname",
                         "Address already in use", "Permission denied", "Timed out",
                         // monitored_barrier and TORCH_DISTRIBUTED_DEBUG=DETAIL's collective checks
-                        "monitoredBarrier", "send/recv", "CollectiveFingerPrint"})
+                        "monitoredBarrier", "send/recv", "CollectiveFingerPrint",
+                        // A communication library's own failure surfacing as a Python exception
+                        // (tensorpipe, UCX, libfabric, verbs): the message names the library.
+                        "ibv_", "ibv.h", "ibverbs", "tensorpipe", "UCX", "ucx", "libfabric", "OFI", "RDMA"})
     if (line.has(k)) return true;
   return false;
 }
