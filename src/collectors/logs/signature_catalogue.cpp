@@ -133,6 +133,20 @@ std::vector<Signature> build() {
         "ibv_modify_qp failed: Invalid argument (GID index / RoCE version)",
         {{"roce_gid_index_mismatch", 30}, {"mtu_mismatch", 3}, {"nccl_config_error", 2}},
         "Wrong RoCE GID index or version (NCCL_IB_GID_INDEX forced), or MTU mismatch");
+  // ENODATA: the GID table has no entry at the index in use (NCCL_IB_GID_INDEX pinned to a slot that is
+  // empty on this host, or renumbered since an interface bounced). NCCL prints the local GID it read
+  // there: "::" when the slot is empty.
+  b.add("nccl.ib.modify_qp_enodata", L::transport, S::error, R::primary,
+        R"re(ibv_modify_qp failed with (?:error )?(?:61 )?(?P<error>No data available))re",
+        "ibv_modify_qp failed: No data available (no GID at the GID index in use)",
+        {{"roce_gid_index_mismatch", 30}, {"nccl_config_error", 2}},
+        "The GID index in use names an empty GID table slot on this host (a pinned NCCL_IB_GID_INDEX, or the "
+        "table renumbered after an interface bounce): unset it or choose the RoCE v2 IPv4 entry from show_gids");
+  b.add("nccl.ib.modify_qp_empty_local_gid", L::transport, S::error, R::primary,
+        R"re(ibv_modify_qp failed with .*?local GID index (?P<gid_index>\d+), local GID ::(?:,|\s|$))re",
+        "ibv_modify_qp failed with GID index {gid_index} naming an empty slot (local GID ::)",
+        {{"roce_gid_index_mismatch", 40}},
+        "The local GID at the index in use is all zeroes: that slot of the GID table is empty on this host");
   b.add("nccl.ib.modify_qp_etimedout", L::transport, S::error, R::primary,
         R"re(Call to ibv_modify_qp failed with (?:error )?(?:110 )?(?P<error>Connection timed out))re",
         "ibv_modify_qp failed: Connection timed out (no route between the NICs)",
