@@ -106,6 +106,14 @@ TEST_CASE("log cues: failure markers", "[tree][cues]") {
   CHECK(is_failure_marker("  exitcode  : 1 (pid: 2345)"));
   CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22"));
   CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO Channel 00/02 : 0 1"));
+  // Channel, ring and tree set-up lines hold " -> " too; only "<file>:<line> -> <non-zero>" is a breadcrumb.
+  CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO Channel 01 : 0[100000] -> 1[200000] via direct shared memory"));
+  CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO Channel 00/0 : 3[3] -> 4[4] [receive] via NET/IB/2/GDRDMA"));
+  CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO Ring 00 : 0 -> 1 -> 0"));
+  CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO Tree 0 : -1 -> 0 -> 1/-1/-1"));
+  CHECK_FALSE(is_failure_marker("h:1:2 [0] NCCL INFO transport/net.cc:1298 -> 0"));
+  CHECK(is_failure_marker("h:1:2 [0] NCCL INFO include/socket.h:403 -> 2"));
+  CHECK(is_failure_marker("h:1:2 [0] NCCL INFO enqueue.cu:1568 -> 1 [Async thread]"));
   CHECK_FALSE(is_failure_marker("step 100 loss 1.234"));
   // Names and settings that contain a failure word report nothing (a torchrun start-up banner).
   CHECK_FALSE(is_failure_marker("NCCL_ASYNC_ERROR_HANDLING: 1"));

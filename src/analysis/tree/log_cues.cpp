@@ -703,10 +703,32 @@ bool failure_word(const LineText& line, std::string_view word) {
 
 }  // namespace
 
+namespace {
+
+// NCCL's error breadcrumb "<file>.cc:<line> -> <ncclResult>" with a non-zero
+// result. Channel, ring and tree lines ("Channel 00/0 : 0[0] -> 1[1] via
+// P2P/IPC", "Ring 00 : 0 -> 1 -> 2") also hold " -> ": they are set-up.
+bool nccl_error_breadcrumb(std::string_view t) {
+  for (size_t at = t.find(" -> "); at != std::string_view::npos; at = t.find(" -> ", at + 1)) {
+    const size_t code = at + 4;
+    if (code >= t.size() || t[code] < '1' || t[code] > '9') continue;
+    // "<name>.<ext>:<digits>" right before the arrow.
+    size_t b = at;
+    while (b > 0 && std::isdigit(static_cast<unsigned char>(t[b - 1]))) --b;
+    if (b == at || b == 0 || t[b - 1] != ':') continue;
+    const std::string_view file = t.substr(0, b - 1);
+    for (std::string_view ext : {".cc", ".cu", ".h", ".cpp"})
+      if (file.size() > ext.size() && file.substr(file.size() - ext.size()) == ext) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool is_failure_marker(const LineText& line) {
   if (line.text().size() < 4) return false;
   // NCCL INFO lines are set-up chatter, except an error breadcrumb ("file.cc:123 -> 2").
-  if (line.has("NCCL INFO")) return line.has(" -> ") && !line.has(" -> 0");
+  if (line.has("NCCL INFO")) return line.has(" -> ") && nccl_error_breadcrumb(line.text());
   for (std::string_view k : kMarkerExact)
     if (line.has(k)) return true;
   for (std::string_view k : kMarkerWords) {
