@@ -518,7 +518,7 @@ struct Extractor {
   // `body`: the line without a launcher's, shipper's or grep's prefix (the
   // patterns anchored at a line's start read it; the rest search `text`).
   // "AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x.. [nranks=8] stream 0x.."
-  void record_coll_call(const logs::NcclCollLine& call, int64_t lineno, const std::string& text) {
+  void record_coll_call(const logs::NcclCollLine& call, int64_t lineno, std::string_view text) {
     // proc_key(who_of(text)) + "|" + comm, built in place: a COLL log is
     // millions of these, and who_of is needed only for a new communicator.
     std::string& key = coll_key;
@@ -535,7 +535,7 @@ struct Extractor {
       c = &coll_calls.emplace(key, CommCalls{}).first->second;
       c->who = who_of(text);
       c->lineno = lineno;
-      c->text = text.substr(0, 300);
+      c->text = std::string(text.substr(0, 300));
       c->ptr = std::string(call.comm);
       c->nranks = static_cast<int>(call.nranks);
       if (auto r = rank_of_ptr.find(key); r != rank_of_ptr.end()) c->rank = r->second;
@@ -603,9 +603,9 @@ struct Extractor {
   // A NCCL_DEBUG_SUBSYS=COLL line is a structured record and nothing else
   // (a function name, counters, pointers): it is read and the line is done.
   // A COLL log is ~90% such lines, so this is most of `diagnose --log` on one.
-  bool coll(const std::string& text, int64_t lineno, size_t& nccl_lines) {
+  bool coll(std::string_view text, int64_t lineno, size_t& nccl_lines) {
     const size_t at = text.find(": opCount ");
-    if (at == std::string::npos || text.find("NCCL") == std::string::npos) return false;
+    if (at == std::string_view::npos || text.find("NCCL") == std::string_view::npos) return false;
     auto call = logs::parse_nccl_coll_line(text, at);
     if (!call || call->nranks <= 0) return false;
     ++nccl_lines;
@@ -925,13 +925,20 @@ void LogFactExtractor::Impl::line(std::string_view raw, uint8_t mark) {
     ex.quiet();
     return;
   }
+  const std::string_view cut = raw.substr(0, kMaxLine);
+  const bool ansi = std::memchr(cut.data(), '\x1b', cut.size()) != nullptr;
+  try {
+    // A COLL record needs no prefix parsed (nor anything else), and no copy.
+    if (block_quiet && !ansi && ex.coll(cut, lineno, nccl_lines)) return;
+  } catch (const std::exception&) {
+    return;  // as below: one bad line is skipped
+  }
   // The line buffer is reused: no allocation per line.
   std::string& line = line_buf;
-  line.assign(raw.data(), std::min(raw.size(), kMaxLine));
-  if (line.find('\x1b') != std::string::npos) logs::strip_ansi(line);
+  line.assign(cut.data(), cut.size());
+  if (ansi) logs::strip_ansi(line);
   try {
-    // A COLL record needs no prefix parsed (nor anything else).
-    if (block_quiet && ex.coll(line, lineno, nccl_lines)) return;
+    if (block_quiet && ansi && ex.coll(line, lineno, nccl_lines)) return;
     // A pasted block (a stack, a bandwidth matrix, setpci output) is read in
     // its columns, and a few patterns are anchored at the line's start: both
     // without the prefix a launcher, a log shipper, grep -r or a Markdown
