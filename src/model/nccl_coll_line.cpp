@@ -69,20 +69,19 @@ std::optional<NcclCollLine> parse_nccl_coll_line(std::string_view t, size_t at) 
   if (b == at) return std::nullopt;
   c.func = t.substr(b, at - b);
   size_t i = at + 10;
-  auto token = [&]() { return next_token(t, i); };
-  if (!read_number<16>(token(), c.op_count)) return std::nullopt;
-  if (!is(token(), "sendbuff")) return std::nullopt;
-  token();  // a pointer or "(nil)"
-  if (!is(token(), "recvbuff")) return std::nullopt;
-  token();
-  if (!is(token(), "count") || !read_number<10>(token(), c.count)) return std::nullopt;
-  if (!is(token(), "datatype") || !read_number<10>(token(), c.datatype)) return std::nullopt;
-  if (!is(token(), "op") || !read_number<10>(token(), c.redop)) return std::nullopt;
-  if (!is(token(), "root") || !read_number<10>(token(), c.root)) return std::nullopt;
-  if (!is(token(), "comm")) return std::nullopt;
-  c.comm = token();
+  if (!read_number<16>(next_token(t, i), c.op_count)) return std::nullopt;
+  if (!is(next_token(t, i), "sendbuff")) return std::nullopt;
+  next_token(t, i);  // a pointer or "(nil)"
+  if (!is(next_token(t, i), "recvbuff")) return std::nullopt;
+  next_token(t, i);
+  if (!is(next_token(t, i), "count") || !read_number<10>(next_token(t, i), c.count)) return std::nullopt;
+  if (!is(next_token(t, i), "datatype") || !read_number<10>(next_token(t, i), c.datatype)) return std::nullopt;
+  if (!is(next_token(t, i), "op") || !read_number<10>(next_token(t, i), c.redop)) return std::nullopt;
+  if (!is(next_token(t, i), "root") || !read_number<10>(next_token(t, i), c.root)) return std::nullopt;
+  if (!is(next_token(t, i), "comm")) return std::nullopt;
+  c.comm = next_token(t, i);
   if (c.comm.size() < 3 || c.comm[0] != '0' || c.comm[1] != 'x') return std::nullopt;
-  const auto nr = token();
+  const auto nr = next_token(t, i);
   if (nr.size() >= 10 && std::memcmp(nr.data(), "[nranks=", 8) == 0 && nr.back() == ']') {
     if (!read_number<10>(nr.substr(8, nr.size() - 9), c.nranks) || c.nranks <= 0) return std::nullopt;
   }
