@@ -575,3 +575,29 @@ TEST_CASE("log cues: verbs failures in UCX, tensorpipe and bare wordings", "[tre
   // Without a verbs call or file the errno alone is no verbs cue.
   CHECK_FALSE(has_cue(line_cues("open /dev/nvidia3 failed: No such device"), "verbs_unsupported", Layer::transport));
 }
+
+TEST_CASE("log cues: a PCIe link trained narrow, a missing GPU driver", "[tree][cues]") {
+  // lspci -vv (pciutils >= 3.6) marks what is below the link's capability.
+  CHECK(has_cue(line_cues("\t\tLnkSta:\tSpeed 16GT/s, Width x8 (downgraded)"), "pcie_width_downgraded",
+                Layer::hardware));
+  CHECK(diagnose_text("\t\tLnkSta:\tSpeed 16GT/s, Width x8 (downgraded)\nRuntimeError: NCCL timeout\n")
+            .verdict.root_cause == "pcie_link_degraded");
+  // A lower speed alone is also an idle GPU's power saving: a nudge, no verdict on its own.
+  const auto speed = line_cues("\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)");
+  CHECK(has_cue(speed, "pcie_speed_downgraded", Layer::hardware));
+  CHECK_FALSE(has_cue(speed, "pcie_width_downgraded", Layer::hardware));
+  CHECK(diagnose_text("\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)\n").verdict.root_cause ==
+        kInsufficientEvidence);
+  // LnkCap lines and prose without the lspci field are not link states.
+  CHECK_FALSE(has_cue(line_cues("the link was Width x8 (downgraded) last week"), "pcie_width_downgraded",
+                      Layer::hardware));
+
+  // No driver reachable: the host's set-up, never the training script's exception.
+  const std::string nodrv =
+      "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
+      "driver from http://www.nvidia.com/Download/index.aspx";
+  CHECK(has_cue(line_cues(nodrv), "cuda_no_device", Layer::system_config));
+  const Report r = diagnose_text(nodrv + "\n");
+  CHECK(r.verdict.root_cause != "user_code_bug");
+  for (const auto& f : r.findings) CHECK(f.id != "log.python_exception");
+}

@@ -113,7 +113,13 @@ const std::vector<TextCue>& text_cues() {
        {"peer access is not supported", "cudaErrorPeerAccessUnsupported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"}, {}, {},
        L::hardware, "GPU peer-to-peer", S::error, R::primary, "CUDA reports peer access unsupported between two GPUs",
        {{"gpu_driver_p2p_bug", 8}, {"pcie_acs_p2p_blocked", 1.5}, {"iommu_blocks_p2p", 1.5}}},
-      {"cuda_no_device", {"no CUDA-capable device is detected", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE"}, {}, {},
+      // torch's "Found no NVIDIA driver on your system" and nvidia-smi's "couldn't communicate with the
+      // NVIDIA driver": no GPU reachable from this process or container (driver not loaded, no device
+      // passed to the container), the host's set-up and not the script's.
+      {"cuda_no_device",
+       {"no CUDA-capable device is detected", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "Found no NVIDIA driver",
+        "couldn't communicate with the NVIDIA driver"},
+       {}, {},
        L::system_config, "GPU visibility", S::error, R::primary, "the process sees no GPU", {}},
       {"cuda_invalid_device", {"invalid device ordinal", "cudaErrorInvalidDevice"}, {}, {}, L::framework,
        "device binding", S::error, R::primary, "a rank asked for a GPU index that does not exist",
@@ -436,6 +442,18 @@ const std::vector<TextCue>& text_cues() {
       {"nvlink_inactive", {"<inactive>"}, {"Link "}, {}, L::hardware, "NVLink state (nvidia-smi nvlink -s)",
        S::warning, R::primary, "a pasted nvidia-smi nvlink status shows an inactive NVLink",
        {{"nvlink_down_or_degraded", 10}, {"gpu_xid_nvlink_fault", 2}}},
+      // lspci -vv marks a link status below the link's capability "(downgraded)" (pciutils >= 3.6). A
+      // narrower link than the slot trained to is a fault (a seating, riser or retimer problem); a lower
+      // speed alone is also what an idle GPU's power saving shows, so it is only a nudge.
+      {"pcie_width_downgraded",
+       {"Width x1 (downgraded)", "Width x2 (downgraded)", "Width x4 (downgraded)", "Width x8 (downgraded)"},
+       {"LnkSta"}, {}, L::hardware, "PCIe link (lspci -vv)", S::warning, R::primary,
+       "a pasted lspci shows a PCIe link trained narrower than it is capable of", {{"pcie_link_degraded", 8}}},
+      {"pcie_speed_downgraded", {"(downgraded)"}, {"LnkSta"},
+       {"Width x1 (downgraded)", "Width x2 (downgraded)", "Width x4 (downgraded)", "Width x8 (downgraded)"},
+       L::hardware, "PCIe link (lspci -vv)", S::info, R::symptom,
+       "a pasted lspci shows a PCIe link below its capable speed (also an idle GPU's power saving: read it under load)",
+       {{"pcie_link_degraded", 1.5}}},
       {"ulimit_memlock", {"max locked memory"}, {}, {"unlimited"}, L::system_config, "limits (ulimit -a)",
        S::warning, R::primary, "the locked-memory limit is finite", {{"memlock_limit_too_low", 15}}},
       {"iommu_fault", {"DMAR: DRHD: handling fault", "DMAR: [DMA", "IO_PAGE_FAULT", "AMD-Vi: Event logged",
