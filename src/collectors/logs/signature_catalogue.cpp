@@ -142,11 +142,12 @@ std::vector<Signature> build() {
         {{"roce_gid_index_mismatch", 30}, {"nccl_config_error", 2}},
         "The GID index in use names an empty GID table slot on this host (a pinned NCCL_IB_GID_INDEX, or the "
         "table renumbered after an interface bounce): unset it or choose the RoCE v2 IPv4 entry from show_gids");
-  b.add("nccl.ib.modify_qp_empty_local_gid", L::transport, S::error, R::primary,
-        R"re(ibv_modify_qp failed with .*?local GID index (?P<gid_index>\d+), local GID ::(?:,|\s|$))re",
-        "ibv_modify_qp failed with GID index {gid_index} naming an empty slot (local GID ::)",
+  b.add("nccl.ib.modify_qp_empty_gid", L::transport, S::error, R::primary,
+        R"re(ibv_modify_qp failed with .*?local GID index (?P<gid_index>\d+), .*?(?P<side>local|remote) GID ::(?:,|\s|$))re",
+        "ibv_modify_qp failed with the {side} GID all zeroes (GID index {gid_index} in use here)",
         {{"roce_gid_index_mismatch", 40}},
-        "The local GID at the index in use is all zeroes: that slot of the GID table is empty on this host");
+        "A GID of the connection is all zeroes: the index in use names an empty GID-table slot (local: on this "
+        "host; remote: on the peer, whose NCCL_IB_GID_INDEX differs or is pinned wrong)");
   b.add("nccl.ib.modify_qp_etimedout", L::transport, S::error, R::primary,
         R"re(Call to ibv_modify_qp failed with (?:error )?(?:110 )?(?P<error>Connection timed out))re",
         "ibv_modify_qp failed: Connection timed out (no route between the NICs)",
