@@ -601,3 +601,20 @@ TEST_CASE("log cues: a PCIe link trained narrow, a missing GPU driver", "[tree][
   CHECK(r.verdict.root_cause != "user_code_bug");
   for (const auto& f : r.findings) CHECK(f.id != "log.python_exception");
 }
+
+TEST_CASE("log cues: a queue pair that times out on its way to ready is not a TCP timeout", "[tree][cues]") {
+  // A verbs library's own wording (uccl, perftest-style tools); NCCL's has a signature.
+  const Report r = diagnose_text("Failed to modify QP to RTR: Connection timed out\nerrno: 110\n");
+  CHECK(r.verdict.root_cause == "nic_pair_unreachable");
+  for (const auto& f : r.findings) CHECK(f.id != "log.connect_timeout");
+  CHECK(has_cue(line_cues("ib_mlx5dv_md.c:1100 UCX  ERROR mlx5_1: ibv_modify_qp(RC QP 0x2c5c) failed to modify to "
+                          "RTR: Connection timed out"),
+                "verbs_qp_transition_timeout", Layer::transport));
+  // A TCP connect timing out is still one.
+  CHECK(has_cue(line_cues("[c10d] The client socket has failed to connect to [node-1]:29500 (errno: 110 - Connection "
+                          "timed out)."),
+                "errno_timed_out", Layer::transport));
+  CHECK_FALSE(has_cue(line_cues("[c10d] The client socket has failed to connect to [node-1]:29500 (errno: 110 - "
+                                "Connection timed out)."),
+                      "verbs_qp_transition_timeout", Layer::transport));
+}

@@ -278,7 +278,8 @@ const std::vector<TextCue>& text_cues() {
       {"errno_conn_refused", {"Connection refused", "ECONNREFUSED"}, {}, {}, L::transport, "TCP", S::error, R::symptom,
        "a TCP connection was refused",
        {{"wrong_network_interface", 2}, {"hostname_resolves_to_loopback", 1.5}, {"firewall_blocked_ports", 1.5}}},
-      {"errno_timed_out", {"Connection timed out", "ETIMEDOUT"}, {}, {"ibv_", "NET/IB"}, L::transport, "TCP", S::error,
+      {"errno_timed_out", {"Connection timed out", "ETIMEDOUT"}, {}, {"ibv_", "NET/IB", "QP to RT", "modify QP"},
+       L::transport, "TCP", S::error,
        R::symptom, "a TCP connection timed out", {{"firewall_blocked_ports", 3}, {"wrong_network_interface", 2}}},
       {"errno_unreachable", {"No route to host", "Network is unreachable", "EHOSTUNREACH", "ENETUNREACH"}, {}, {},
        L::system_config, "routing", S::error, R::symptom, "no route to the peer",
@@ -297,6 +298,14 @@ const std::vector<TextCue>& text_cues() {
        {}, {"Call to ibv_", "ibv_reg_dmabuf_mr"}, L::system_config, "locked memory (RLIMIT_MEMLOCK)", S::error,
        R::primary, "a verbs allocation failed with ENOMEM: the locked-memory limit is too low for the HCA's buffers",
        {{"memlock_limit_too_low", 8}}, {"Cannot allocate memory", "ENOMEM", "errno 12", "errno: 12", "errno=12"}},
+      // A queue pair's move to ready-to-receive/-send timing out (any library's wording; NCCL's own has a
+      // signature): the address path to the peer's NIC does not resolve (another rail or subnet, a GID
+      // that does not route), not a TCP connection.
+      {"verbs_qp_transition_timeout", {"QP to RTR", "QP to RTS", "ibv_modify_qp"}, {}, {"Call to ibv_modify_qp"},
+       L::transport, "IB verbs connection set-up", S::error, R::primary,
+       "a queue pair could not be moved to ready (timed out): the peer's NIC is not reachable on the path in use",
+       {{"nic_pair_unreachable", 4}, {"roce_gid_index_mismatch", 2}},
+       {"Connection timed out", "ETIMEDOUT", "errno: 110", "errno 110"}},
       // A verbs call the device does not support or cannot serve at all: the device in use is not an
       // RDMA-capable one from here (an Ethernet NIC without RoCE, a VF or container without the
       // device, a soft-RoCE/iWARP device lacking the operation).

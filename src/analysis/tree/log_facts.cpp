@@ -159,7 +159,8 @@ const std::vector<Signal>& signals() {
       {"connect_refused", {"Connection refused"}, {"onnect", "socket"}, {"bootstrap", "Bootstrap", "TCPStore"},
        L::transport, S::error, R::primary, "a TCP connection to a peer was refused",
        {{"socket_connection_failure", 40}, {"firewall_blocked_ports", 3}, {"rank_process_died", 2}}},
-      {"connect_timeout", {}, {"Connection timed out", "No route to host"}, {"bootstrap", "Bootstrap", "TCPStore", "ibv_"},
+      {"connect_timeout", {}, {"Connection timed out", "No route to host"},
+       {"bootstrap", "Bootstrap", "TCPStore", "ibv_", "QP to RT", "modify QP"},
        L::transport, S::error, R::primary, "a TCP connection to a peer timed out (packets dropped on the way)",
        {{"firewall_blocked_ports", 10}, {"socket_connection_failure", 6}}},
       // c10d's TCPStore client ("[c10d] The client socket has timed out after 1800s while trying to connect
