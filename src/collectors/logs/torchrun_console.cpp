@@ -244,10 +244,7 @@ void TorchrunConsoleParser::feed_block(std::string_view block, size_t newlines) 
   // Fast path: nothing of the console in this block and no table open.
   if (state_ == State::none && carry_.empty()) {
     static constexpr std::string_view kMarkers[] = {"closing signal", "Failures:", "Root Cause"};
-    bool any = false;
-    for (auto m : kMarkers)
-      if (contains(block, m)) any = true;
-    if (!any) {
+    if (!contains_any(block, kMarkers, std::size(kMarkers))) {
       // Keep the line count right for provenance.
       if (newlines == std::string_view::npos) newlines = count_newlines(block.data(), block.size());
       line_ += static_cast<int64_t>(newlines);
