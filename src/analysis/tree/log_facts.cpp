@@ -393,7 +393,7 @@ bool is_distributed_exception(const LineText& line) {
                         "monitoredBarrier", "send/recv", "CollectiveFingerPrint",
                         // A communication library's own failure surfacing as a Python exception
                         // (tensorpipe, UCX, libfabric, verbs): the message names the library.
-                        "ibv_", "ibv.h", "ibverbs", "tensorpipe", "UCX", "ucx", "libfabric", "OFI", "RDMA",
+                        "ibv_", "ibv.h", "ibverbs", "tensorpipe", "UCX", "ucx", "libfabric", "NET/OFI", "nccl_ofi", "RDMA",
                         // ... or the GPU driver's absence ("Found no NVIDIA driver on your system").
                         "NVIDIA driver"})
     if (line.has(k)) return true;
