@@ -19,11 +19,11 @@ template <int Base>
   for (; k < v.size(); ++k) {
     const unsigned char ch = static_cast<unsigned char>(v[k]);
     int d;
-    if (ch - '0' < 10u) {
+    if (static_cast<unsigned>(ch - '0') < 10u) {
       d = ch - '0';
-    } else if (Base == 16 && ch - 'a' < 6u) {
+    } else if (Base == 16 && static_cast<unsigned>(ch - 'a') < 6u) {
       d = ch - 'a' + 10;
-    } else if (Base == 16 && ch - 'A' < 6u) {
+    } else if (Base == 16 && static_cast<unsigned>(ch - 'A') < 6u) {
       d = ch - 'A' + 10;
     } else {
       return false;
