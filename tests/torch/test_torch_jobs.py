@@ -9,6 +9,7 @@ Needs the torch venv of scripts/setup-torch.sh (skips with 77 without it)
 and ptrace of sibling processes (root in CI). One job runs at a time: CTest
 holds the torch_jobs resource lock for every file here."""
 import json
+import re
 import os
 import sys
 import tempfile
@@ -535,9 +536,20 @@ class DataLoaderWorkerDies(ScenarioTest):
     fr_causes = HOST_CODE + ("insufficient_evidence",)
 
     def test_console_names_the_worker(self):
+        worker = r"DataLoader worker \(pid\(?s?\)? ?\d+\)? (is killed by signal|exited unexpectedly)"
+        raw = ""
+        for path in [self.job.console_path] + self.job.rank_logs():
+            with open(path, errors="replace") as f:
+                raw += f.read()
         text = json.dumps(self.logs_doc)
-        self.assertRegex(text, r"DataLoader worker \(pid\(?s?\)? ?\d+\)? (is killed by signal|exited unexpectedly)",
-                         describe(self.logs_doc))
+        if not re.search(worker, raw):
+            # torch's own race (seen once in 4 CI runs): rank 2 unpickled a batch whose shared-memory fd the
+            # killed worker was to hand over and raised ConnectionResetError before its worker check, so no
+            # line names the worker. The report must then quote what rank 2 did raise.
+            self.assertIn("Connection reset by peer", raw, "the job failed some third way")
+            self.assertIn("Connection reset by peer", text, describe(self.logs_doc))
+            return
+        self.assertRegex(text, worker, describe(self.logs_doc))
 
 
 class MeshTensorParallel(ScenarioTest):
