@@ -618,3 +618,42 @@ TEST_CASE("log cues: a queue pair that times out on its way to ready is not a TC
                                 "Connection timed out)."),
                       "verbs_qp_transition_timeout", Layer::transport));
 }
+
+TEST_CASE("log cues: a topology node without an attribute NCCL needs places the failure in NCCL", "[tree][cues]") {
+  // As torch prints NCCL's last error: no WARN prefix, no source file.
+  const std::string attr = "[rank0]: Attribute busid of node nic not found";
+  CHECK(has_cue(line_cues(attr), "nccl_topology_attr_missing", Layer::nccl));
+  const Report r = diagnose_text(
+      "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:1970, internal error - please report this issue to the NCCL developers, NCCL version "
+      "2.20.5\n[rank0]: ncclInternalError: Internal check failed.\n[rank0]: Last error:\n" +
+      attr + "\n");
+  CHECK(r.verdict.layer == Layer::nccl);
+  // Prose that only mentions an attribute is not the check.
+  CHECK_FALSE(has_cue(line_cues("Attribute error: the node was not found"), "nccl_topology_attr_missing",
+                      Layer::nccl));
+}
+
+TEST_CASE("log cues: a UCX endpoint timeout is the peer NIC unreachable over the fabric", "[tree][cues]") {
+  // ud_ep.c and ud_iface.c wordings (UCX 1.4-1.11), with an mpirun --tag-output prefix on one.
+  const std::string ud = "[node-a:17626:0:17626]       ud_ep.c:270  Fatal: UD endpoint 0x2345930 to <no debug "
+                         "data>: unhandled timeout error";
+  const std::string iface = "Tue Apr 10 02:29:25 2018[1,383]<stderr>:[node-b:15382:0:15382]    ud_iface.c:781  "
+                            "Fatal: transport error: Endpoint timeout";
+  CHECK(has_cue(line_cues(ud), "ucx_endpoint_timeout", Layer::transport));
+  CHECK(has_cue(line_cues(iface), "ucx_endpoint_timeout", Layer::transport));
+  // "transport error" is no port going down.
+  CHECK_FALSE(has_cue(line_cues(iface), "ibv_async_port", Layer::hardware));
+  CHECK(has_cue(line_cues("NET/IB : Got async event : port error"), "ibv_async_port", Layer::hardware));
+  // A symptom: the verdict names the fabric-level causes behind it, in the transport layer.
+  const Report r = diagnose_text(ud + "\n");
+  CHECK(r.verdict.layer == Layer::transport);
+  CHECK(r.verdict.confidence < 0.5);
+  // Timeouts of other endpoints (an HTTP client's) are not UCX's.
+  CHECK_FALSE(has_cue(line_cues("requests.exceptions.ReadTimeout: Endpoint timeout after 30 s"),
+                      "ucx_endpoint_timeout", Layer::transport));
+  // UCX's mlx5 wording of IBV_WC_RETRY_EXC_ERR.
+  CHECK(has_cue(line_cues("ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 vend 0x81 "
+                          "hw_synd 0/0)"),
+                "ibv_wc_retry", Layer::transport));
+}

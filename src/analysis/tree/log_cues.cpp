@@ -222,6 +222,16 @@ const std::vector<TextCue>& text_cues() {
        "NCCL could not use a topology or graph XML (usually an injected NCCL_TOPO_FILE / NCCL_GRAPH_FILE that does "
        "not fit this machine)",
        {{"nccl_config_error", 6}, {"nccl_bug", 2}, {"pcie_topology_misdetected", 1.5}}},
+      // graph/xml.h's attribute getters: a topology node NCCL built (or read) lacks an attribute it needs
+      // ("Attribute busid of node nic not found"). Live detection fills every attribute from sysfs, so
+      // either this release misreads this host's sysfs (a VM's or container's PCI tree, a new device
+      // class) or an injected topology file left it out. torch prints it after "Last error:" without
+      // the WARN prefix and source file, so the text itself must place it.
+      {"nccl_topology_attr_missing", {"Attribute "}, {" of node ", " not found"}, {}, L::nccl, "topology XML",
+       S::error, R::primary,
+       "a node of NCCL's topology lacks an attribute NCCL needs (this release misreads the host's PCI tree, or an "
+       "injected topology file omits it)",
+       {{"nccl_bug", 3}, {"nccl_config_error", 2}, {"pcie_topology_misdetected", 1.2}}},
       {"nccl_mixed_net_counts", {"Detected mixed local Net device counts", "mixed local CollNet device counts"}, {},
        {}, L::transport, "RDMA devices per host", S::error, R::primary,
        "hosts of the job see different numbers of usable network devices (a NIC or port missing on some host)",
@@ -341,11 +351,25 @@ const std::vector<TextCue>& text_cues() {
       {"errno_addr_in_use", {"Address already in use", "EADDRINUSE"}, {}, {}, L::framework, "ports", S::error,
        R::primary, "a listening port is already taken (another job or a stale rank)", {}},
       // ---- ibv_wc_status names (any NCCL version or plugin)
-      {"ibv_wc_retry", {"IBV_WC_RETRY_EXC_ERR", "transport retry counter exceeded"}, {}, {}, L::transport,
-       "IB transport", S::error, R::symptom, "IB transport retries exhausted (the peer NIC did not acknowledge)", {}},
+      // UCX's mlx5 transports word the same completion "Transport retry count exceeded on mlx5_0:1/RoCE".
+      {"ibv_wc_retry",
+       {"IBV_WC_RETRY_EXC_ERR", "transport retry counter exceeded", "Transport retry count exceeded",
+        "transport retry count exceeded"},
+       {}, {}, L::transport, "IB transport", S::error, R::symptom,
+       "IB transport retries exhausted (the peer NIC did not acknowledge)", {}},
+      // UCX's unreliable-datagram transport keeps its own retransmission: when the peer never acknowledges,
+      // the endpoint times out (ud_ep.c "UD endpoint ... unhandled timeout error", ud_iface.c "transport
+      // error: Endpoint timeout", UCS_ERR_ENDPOINT_TIMEOUT). It is the UD form of RC's retry exhaustion:
+      // the peer NIC is unreachable over the fabric (on RoCE mostly a GID index that does not route).
+      {"ucx_endpoint_timeout", {"Endpoint timeout", "unhandled timeout error", "UCS_ERR_ENDPOINT_TIMEOUT"}, {}, {},
+       L::transport, "UCX transport", S::error, R::symptom,
+       "a UCX endpoint timed out: the peer NIC never acknowledged (the fabric path to it does not work)",
+       {{"ib_transport_retry_exceeded", 10}}, {"ud_", "UD endpoint", "UCX", "ucx", "uct", "ucp", "transport error"}},
       {"ibv_wc_other", {"IBV_WC_LOC_", "IBV_WC_REM_", "IBV_WC_RNR_", "IBV_WC_GENERAL_ERR", "IBV_WC_FATAL_ERR"}, {}, {},
        L::transport, "IB transport", S::error, R::symptom, "an RDMA work request completed with an error", {}},
-      {"ibv_async_port", {"IBV_EVENT_PORT_ERR", "port error", "LINK_DOWN", "link down", "Link down"}, {}, {},
+      // ("transport error" holds "port error" too.)
+      {"ibv_async_port", {"IBV_EVENT_PORT_ERR", "port error", "LINK_DOWN", "link down", "Link down"}, {},
+       {"transport error", "Transport error"},
        L::hardware, "NIC port", S::error, R::primary, "a NIC port went down", {{"nic_link_flapping", 4}}},
       // ---- interface choice
       // Gloo's TCP device enforces that GLOO_SOCKET_IFNAME names an interface with an address (and, with
