@@ -95,7 +95,7 @@ TEST_CASE("log cues: error names, exception classes and pasted blocks", "[tree][
   // Gloo's TCP device: GLOO_SOCKET_IFNAME names an interface with no address.
   CHECK(has_cue(line_cues("RuntimeError: [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
                           "device.cc:84] ifa != nullptr. Unable to find address for: nosuch0"),
-                "gloo_iface_no_address", Layer::system_config));
+                "gloo_iface_missing", Layer::system_config));
 }
 
 TEST_CASE("log cues: failure markers", "[tree][cues]") {
@@ -656,4 +656,24 @@ TEST_CASE("log cues: a UCX endpoint timeout is the peer NIC unreachable over the
   CHECK(has_cue(line_cues("ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 vend 0x81 "
                           "hw_synd 0/0)"),
                 "ibv_wc_retry", Layer::transport));
+}
+
+TEST_CASE("log cues: gloo's enforce condition tells a missing interface from an unbindable host name", "[tree][cues]") {
+  // As a real torch 2.15 job printed it with GLOO_SOCKET_IFNAME naming no interface of the host.
+  const std::string iface = "RuntimeError: [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+                            "device.cc:84] ifa != nullptr. Unable to find address for: eth9";
+  const auto ic = line_cues(iface);
+  CHECK(has_cue(ic, "gloo_iface_missing", Layer::system_config));
+  CHECK_FALSE(has_cue(ic, "gloo_iface_no_address", Layer::system_config));
+  const Report r = diagnose_text(iface + "\n");
+  CHECK(r.verdict.root_cause == "wrong_network_interface");
+  CHECK(r.verdict.basis == "evidence");
+  CHECK(r.verdict.confidence >= 0.4);
+  // The host-name lookup's enforce.
+  const auto hc = line_cues("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:183] rp "
+                            "!= nullptr. Unable to find address for: node-7");
+  CHECK(has_cue(hc, "gloo_hostname_unbindable", Layer::system_config));
+  CHECK_FALSE(has_cue(hc, "gloo_iface_missing", Layer::system_config));
+  // The message without the condition keeps the general cue.
+  CHECK(has_cue(line_cues("Unable to find address for: ib0"), "gloo_iface_no_address", Layer::system_config));
 }

@@ -375,9 +375,21 @@ const std::vector<TextCue>& text_cues() {
       // Gloo's TCP device enforces that GLOO_SOCKET_IFNAME names an interface with an address (and, with
       // no interface named, that the host name gives a bindable address): a name that exists on no
       // host or another host's interface name ends init_process_group on every rank of that host.
-      {"gloo_iface_no_address", {"Unable to find address for"}, {}, {}, L::system_config, "interface selection",
-       S::error, R::primary, "Gloo found no address for the interface (or host name) it was told to use",
+      // The enforce's own condition tells which lookup failed (gloo/transport/tcp/device.cc): "ifa != nullptr"
+      // is the interface named by GLOO_SOCKET_IFNAME (no such interface, or none with an address of the
+      // family), "rp != nullptr" the host name (no address it resolves to can be bound on this host).
+      {"gloo_iface_no_address", {"Unable to find address for"}, {}, {"ifa != nullptr", "rp != nullptr"},
+       L::system_config, "interface selection", S::error, R::primary,
+       "Gloo found no address for the interface (or host name) it was told to use",
        {{"wrong_network_interface", 30}, {"hostname_not_resolvable", 3}}},
+      {"gloo_iface_missing", {"ifa != nullptr"}, {"Unable to find address for"}, {}, L::system_config,
+       "interface selection", S::error, R::primary,
+       "the interface GLOO_SOCKET_IFNAME names does not exist on this host or has no address",
+       {{"wrong_network_interface", 100}}},
+      {"gloo_hostname_unbindable", {"rp != nullptr"}, {"Unable to find address for"}, {}, L::system_config,
+       "name resolution", S::error, R::primary,
+       "no address the host name resolves to can be bound on this host (the name resolves elsewhere or not at all)",
+       {{"hostname_not_resolvable", 30}, {"wrong_network_interface", 2}}},
       // NCCL's socket transport (and its bootstrap list) spreads connections over every interface it
       // lists; one that exists only on this host (a container veth, a docker/libvirt bridge) or has
       // only an IPv6 link-local address cannot reach the peers, so some connections hang or fail.
