@@ -677,3 +677,19 @@ TEST_CASE("log cues: gloo's enforce condition tells a missing interface from an 
   // The message without the condition keeps the general cue.
   CHECK(has_cue(line_cues("Unable to find address for: ib0"), "gloo_iface_no_address", Layer::system_config));
 }
+
+TEST_CASE("log cues: a CUDA error in a custom all-reduce kernel is the P2P path, not the serving script",
+          "[tree][cues]") {
+  const std::string car = "(VllmWorkerProcess pid=2213) ERROR 05-01 10:00:00 multiproc_worker_utils.py:226] "
+                          "RuntimeError: Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:368 'invalid argument'";
+  CHECK(has_cue(line_cues(car), "custom_allreduce_cuda_error", Layer::hardware));
+  // A CUDA error's 'invalid argument' is no NCCL API misuse.
+  CHECK_FALSE(has_cue(line_cues(car), "nccl_invalid_usage", Layer::framework));
+  const Report r = diagnose_text(car + "\n");
+  CHECK(r.verdict.root_cause != "user_code_bug");
+  CHECK(r.verdict.layer == Layer::hardware);
+  for (const auto& f : r.findings) CHECK(f.id != "log.python_exception");
+  // Its set-up chatter is no failure.
+  CHECK_FALSE(has_cue(line_cues("INFO custom_all_reduce_utils.py:232] reading GPU P2P access cache"),
+                      "custom_allreduce_cuda_error", Layer::hardware));
+}

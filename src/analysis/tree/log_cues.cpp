@@ -232,6 +232,16 @@ const std::vector<TextCue>& text_cues() {
        "a node of NCCL's topology lacks an attribute NCCL needs (this release misreads the host's PCI tree, or an "
        "injected topology file omits it)",
        {{"nccl_bug", 3}, {"nccl_config_error", 2}, {"pcie_topology_misdetected", 1.2}}},
+      // vLLM's and SGLang's custom all-reduce maps the other GPUs' buffers over CUDA IPC and reads them
+      // peer-to-peer from its own kernels. A CUDA error raised there (custom_all_reduce.cuh / .cu) is the
+      // P2P path failing under a kernel that otherwise works: P2P unsupported or broken between these GPUs
+      // (driver, ACS, IOMMU), not the serving script; disabling the custom all-reduce avoids it.
+      {"custom_allreduce_cuda_error", {"custom_all_reduce"}, {}, {}, L::hardware, "GPU peer-to-peer (CUDA IPC)",
+       S::error, R::primary,
+       "a CUDA error in the custom all-reduce kernel, which reads peer GPUs' memory over P2P: the P2P path between "
+       "these GPUs fails",
+       {{"gpu_driver_p2p_bug", 3}, {"pcie_acs_p2p_blocked", 2}, {"iommu_blocks_p2p", 2}},
+       {"Cuda error", "CUDA error", "cuda error", "Cuda failure", "cudaError"}},
       {"nccl_mixed_net_counts", {"Detected mixed local Net device counts", "mixed local CollNet device counts"}, {},
        {}, L::transport, "RDMA devices per host", S::error, R::primary,
        "hosts of the job see different numbers of usable network devices (a NIC or port missing on some host)",
@@ -277,7 +287,8 @@ const std::vector<TextCue>& text_cues() {
       {"nccl_internal_error", {"internal error", "ncclInternalError"}, {}, {}, L::nccl, "NCCL core", S::error,
        R::symptom, "NCCL: internal error", {}},
       {"nccl_invalid_usage", {"invalid usage", "ncclInvalidUsage", "invalid argument", "ncclInvalidArgument"}, {},
-       {"Invalid argument", "Cuda failure", "CUDA error", "cuda error", "cudaError", "CUDA_ERROR"}, L::framework, "API usage", S::error, R::symptom,
+       {"Invalid argument", "Cuda failure", "Cuda error", "CUDA error", "cuda error", "cudaError", "CUDA_ERROR"},
+       L::framework, "API usage", S::error, R::symptom,
        "NCCL: the caller used the API wrongly (invalid usage / argument)", {{"user_code_bug", 2}}},
       {"nccl_remote_error", {"remote process exited or there was a network error", "ncclRemoteError"}, {}, {},
        L::transport, "peer", S::warning, R::cascade, "NCCL: a remote peer failed or the network dropped", {}},

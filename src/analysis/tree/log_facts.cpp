@@ -383,7 +383,7 @@ bool signal_matches(const Signal& s, const LineText& line) {
 bool is_distributed_exception(const LineText& line) {
   for (const char* k : {"NCCL", "nccl", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
                         "collective", "Watchdog", "timeout", "Timeout", "Connection", "CUDA", "cuda",
-                        "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
+                        "Cuda error", "Cuda failure", "ChildFailedError", "mismatch", "ProcessGroup", "SignalException", "KeyboardInterrupt",
                         // mp.spawn's parent reporting a worker's end (the worker's own traceback follows).
                         "ProcessExitedException", "ProcessRaisedException",
                         // Exceptions about a host resource are the system's, not the script's.
