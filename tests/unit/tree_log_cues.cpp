@@ -693,3 +693,16 @@ TEST_CASE("log cues: a CUDA error in a custom all-reduce kernel is the P2P path,
   CHECK_FALSE(has_cue(line_cues("INFO custom_all_reduce_utils.py:232] reading GPU P2P access cache"),
                       "custom_allreduce_cuda_error", Layer::hardware));
 }
+
+TEST_CASE("log facts: the CUDA runtime's out-of-memory error is a rank out of GPU memory", "[tree][cues]") {
+  // SGLang's CUDA graph capture failing: the CUDA API's error string, not torch's allocator message.
+  const Report r = diagnose_text(
+      "[2025-02-22 08:21:50 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+      "RuntimeError: CUDA error: out of memory\n"
+      "Exception: Capture cuda graph failed: CUDA error: out of memory\n");
+  CHECK(r.verdict.root_cause == "gpu_memory_exhausted");
+  CHECK(r.verdict.layer == Layer::framework);
+  // Another CUDA error is not.
+  CHECK(diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered\n").verdict.root_cause !=
+        "gpu_memory_exhausted");
+}

@@ -141,8 +141,10 @@ const std::vector<Signal>& signals() {
        // A rank that skipped a collective meets its peers' next one: the
        // check reports a mismatch then too, so the line also supports a skip.
        {{"mismatched_collectives", 80}, {"rank_skips_collective", 15}}},
+      // torch's allocator says "CUDA out of memory"; a CUDA API call failing (a graph capture, an IPC
+      // handle, a kernel launch) surfaces as the runtime's error string "CUDA error: out of memory".
       {"cuda_oom", {}, {"CUDA out of memory", "OutOfMemoryError", "Cuda failure 'out of memory'",
-                        "cudaErrorMemoryAllocation"},
+                        "cudaErrorMemoryAllocation", "CUDA error: out of memory", "CUDA_ERROR_OUT_OF_MEMORY"},
        {}, L::framework, S::error, R::primary, "a rank ran out of GPU memory", {{"gpu_memory_exhausted", 100}}},
       // NCCL's own device allocations (alloc.h: "Failed to CUDA calloc [async] N bytes"): cudaMalloc failed
       // under NCCL, most often because the workload left no memory (communicators are created lazily, at the
