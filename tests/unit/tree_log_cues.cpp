@@ -706,3 +706,13 @@ TEST_CASE("log facts: the CUDA runtime's out-of-memory error is a rank out of GP
   CHECK(diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered\n").verdict.root_cause !=
         "gpu_memory_exhausted");
 }
+
+TEST_CASE("log cues: torch's device-count assert and 'no GPUs found' place the failure", "[tree][cues]") {
+  CHECK(has_cue(line_cues("torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: "
+                          "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "
+                          "\"../aten/src/ATen/cuda/CUDAContext.cpp\":50, please report a bug to PyTorch. device=4, "
+                          "num_gpus=4"),
+                "cuda_invalid_device", Layer::framework));
+  CHECK(has_cue(line_cues("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!"),
+                "cuda_no_device", Layer::system_config));
+}

@@ -118,10 +118,14 @@ const std::vector<TextCue>& text_cues() {
       // passed to the container), the host's set-up and not the script's.
       {"cuda_no_device",
        {"no CUDA-capable device is detected", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "Found no NVIDIA driver",
-        "couldn't communicate with the NVIDIA driver"},
+        "couldn't communicate with the NVIDIA driver", "no GPUs found"},
        {}, {},
        L::system_config, "GPU visibility", S::error, R::primary, "the process sees no GPU", {}},
-      {"cuda_invalid_device", {"invalid device ordinal", "cudaErrorInvalidDevice"}, {}, {}, L::framework,
+      // torch's own check before cudaSetDevice: "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED ...
+      // device=4, num_gpus=4" (more local ranks than visible GPUs).
+      {"cuda_invalid_device",
+       {"invalid device ordinal", "cudaErrorInvalidDevice", "CUDA_ERROR_INVALID_DEVICE", "device < num_gpus"}, {}, {},
+       L::framework,
        "device binding", S::error, R::primary, "a rank asked for a GPU index that does not exist",
        {{"wrong_device_binding", 20}}},
       {"cuda_devices_busy", {"busy or unavailable", "cudaErrorDevicesUnavailable"}, {}, {}, L::framework,
