@@ -59,10 +59,26 @@ def load_schema(name="report.schema.json"):
         return json.load(f)
 
 
+_validators = {}
+
+
+def schema_validator(schema):
+    """A validator for `schema`, checked once. jsonschema.validate() checks
+    the schema itself again on every call, which on the evidence-kinds schema
+    costs far more than the document (minutes over a few thousand items)."""
+    key = json.dumps(schema, sort_keys=True)
+    v = _validators.get(key)
+    if v is None:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        v = _validators[key] = cls(schema)
+    return v
+
+
 def validate(doc, schema_name="report.schema.json"):
     if jsonschema is None:
         raise unittest.SkipTest("python3-jsonschema not installed")
-    jsonschema.validate(doc, load_schema(schema_name))
+    schema_validator(load_schema(schema_name)).validate(doc)
 
 
 def run_json(args, expect_rc=None, schema="report.schema.json", timeout=60, env=None):

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import unittest
 
-from ccdiag_test import FIXTURES, HARDWARE_SYSROOT_VERDICTS, SCHEMA_DIR, jsonschema, run, run_json
+from ccdiag_test import FIXTURES, HARDWARE_SYSROOT_VERDICTS, SCHEMA_DIR, jsonschema, run, run_json, schema_validator
 
 SYSROOTS = os.path.join(FIXTURES, "sysroots")
 
@@ -105,7 +105,7 @@ class SysrootEndToEnd(unittest.TestCase):
                 with self.subTest(fixture=name, kind=e["kind"]):
                     self.assertIn(e["kind"], registered, "a collector wrote a kind the registry does not know")
                     if jsonschema is not None:
-                        jsonschema.validate(e, schema)
+                        schema_validator(schema).validate(e)
 
 
 class HandWrittenBundlesUseTheContract(unittest.TestCase):
@@ -131,7 +131,7 @@ class HandWrittenBundlesUseTheContract(unittest.TestCase):
                 for e in items:
                     with self.subTest(bundle=os.path.relpath(d, src), kind=e["kind"]):
                         self.assertIn(e["kind"], registered)
-                        jsonschema.validate(e, schema)
+                        schema_validator(schema).validate(e)
                         checked += 1
         self.assertGreater(checked, 100)
 
