@@ -145,7 +145,8 @@ TEST_CASE("typed views write registered fields and read back what they wrote", "
   auto check_fields = [](const char* kind, const nlohmann::json& j) {
     const auto* k = find_evidence_kind(kind);
     REQUIRE(k);
-    for (const auto& [name, v] : j.items()) {
+    for (const auto& item : j.items()) {
+      const std::string& name = item.key();  // not a structured binding: clang 14 cannot capture one
       INFO(kind << "." << name);
       CHECK(std::any_of(k->fields.begin(), k->fields.end(), [&](const EvidenceField& f) { return f.name == name; }));
     }
