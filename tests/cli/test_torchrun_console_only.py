@@ -3,7 +3,8 @@
 gloo): rank 2 calling sys.exit(1) or failing an assert (the table names it first with exit code 1,
 ranks 1 and 3 print "Connection closed by peer", rank 2 prints nothing); a
 --master-port already taken; a --master-addr that does not resolve; a second
-node that never joined the rendezvous; GLOO_SOCKET_IFNAME naming an interface that does not exist."""
+node that never joined the rendezvous; GLOO_SOCKET_IFNAME naming an interface that does not exist;
+a rank of WORLD_SIZE never launched (per-rank logs, no torchrun)."""
 import json
 import os
 import shutil
@@ -99,6 +100,33 @@ class RendezvousTimeout(unittest.TestCase):
         steps = json.dumps(doc["next_steps"])
         self.assertNotIn("probe rdma", steps)
         self.assertIn("MASTER_ADDR", steps)
+
+
+class WorldSizeMissingRank(unittest.TestCase):
+    """Two real processes started by hand with WORLD_SIZE=3 (rank 2 never launched), 15 s timeout: rank 0, the
+    store host, timed out "waiting for clients. 2/3 clients joined"; rank 1 timed out waiting for rank 0's gloo
+    address key."""
+    LOGS = [os.path.join(FIXTURES, "torch", "world_size_missing_rank", f"rank{r}.log") for r in (0, 1)]
+
+    def test_the_rank_that_never_joined_is_named_not_the_store_host(self):
+        # Before: straggler_or_timeout_too_short with rank 0 as the culprit (rank 1 waited for rank 0's key,
+        # read as rank 0 reaching init late; rank 0 was waiting for rank 2 in the store).
+        doc, _ = run_json(["diagnose", "--log", self.LOGS[0], "--log", self.LOGS[1]])
+        v = doc["verdict"]
+        self.assertNotEqual(v["root_cause"], "straggler_or_timeout_too_short", v)
+        self.assertEqual((v.get("culprit") or {}).get("rank"), 2, v)
+        self.assertLess(v["confidence"], 0.5)  # not launched, dead before, or unreachable: the logs cannot tell
+        ids = [f["id"] for f in doc["findings"]]
+        self.assertIn("tree.store_clients_missing", ids)
+        self.assertNotIn("tree.store_key_never_set", ids)
+        self.assertIn("MASTER_ADDR", json.dumps(doc["next_steps"]))
+
+    def test_the_store_hosts_log_alone_names_no_rank(self):
+        # Rank 0 alone: one rank is absent but the logs do not say which.
+        doc, _ = run_json(["diagnose", "--log", self.LOGS[0]])
+        v = doc["verdict"]
+        self.assertIsNone((v.get("culprit") or {}).get("rank"), v)
+        self.assertNotIn("tree.store_clients_missing", [f["id"] for f in doc["findings"]])
 
 
 class GlooInterfaceMissing(unittest.TestCase):

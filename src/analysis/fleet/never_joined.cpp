@@ -49,7 +49,9 @@ Absences collect(const std::vector<Finding>& findings) {
       if (auto it = f.fields.find("ranks"); it != f.fields.end() && it->is_string())
         for (int r : rank_list(it->get<std::string>())) add(a, "", r, f);
     }
-    if ((f.id == "tree.store_key_never_set" || f.id == "torchrun.rank_left_early") && f.subject.rank)
+    if ((f.id == "tree.store_key_never_set" || f.id == "tree.store_clients_missing" ||
+         f.id == "torchrun.rank_left_early") &&
+        f.subject.rank)
       add(a, "", *f.subject.rank, f);
   }
   return a;

@@ -628,11 +628,13 @@ std::vector<Signature> build() {
         R"re(Timed out after (?P<seconds>\d+) seconds waiting for clients\. (?P<joined>\d+)/(?P<expected>\d+) clients joined)re",
         "TCPStore: only {joined}/{expected} clients joined after {seconds} s",
         {{"bootstrap_unreachable", 4}, {"rank_process_died", 3}, {"firewall_blocked_ports", 2}},
-        "Some ranks never reached the rendezvous store");
+        "Some ranks never reached the rendezvous store")
+      .reporter_waits = true;  // the store host waited for the absent ones
   b.add("pytorch.store.barrier_timeout", L::framework, S::error, R::primary,
         R"re(Timed out initializing process group in store based barrier on rank:? (?P<rank>\d+))re",
         "store-based barrier timed out on rank {rank}", {{"bootstrap_unreachable", 3}, {"rank_process_died", 2}},
-        "Not all ranks reached init_process_group");
+        "Not all ranks reached init_process_group")
+      .reporter_waits = true;
   b.add("pytorch.store.wait_timeout", L::framework, S::error, R::symptom,
         R"re(wait timeout after (?P<ms>\d+)ms, keys: (?P<keys>\S+))re", "TCPStore wait timed out after {ms} ms on {keys}",
         {{"rank_process_died", 2}, {"bootstrap_unreachable", 2}}, "A key another rank should have set never appeared");

@@ -335,6 +335,12 @@ void fingerprint_odd_rank(const EvidenceSet& set, std::vector<Hypothesis>& out) 
 // dataset loaded before init), stuck before it, or dead. In the default group
 // the key's rank is the global rank; in another group it is the group rank.
 void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  // The rank that hosts the TCPStore (MASTER_ADDR's, rank 0 by default) waits
+  // in init_process_group for every client before it publishes anything: when
+  // it reports "Timed out after N seconds waiting for clients. J/E clients
+  // joined", its key was never set because a client never came, not because
+  // it was late. store_clients_missing names the absent rank instead.
+  const auto store_waits = set.findings_with("pytorch.store.clients_timeout");
   std::map<int, std::set<int>> waiters;  // awaited rank -> ranks that waited for it
   std::map<int, const Finding*> first;
   for (const auto* f : set.findings_with("pytorch.store.wait_timeout")) {
@@ -354,6 +360,8 @@ void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   // Plain copies, not a structured binding: clang 14 (the fuzz build) rejects
   // lambdas that capture one.
   const int rank = waiters.begin()->first;
+  for (const auto* w : store_waits)
+    if (!w->subject.rank || *w->subject.rank == rank) return;  // the awaited rank was the store host, waiting
   const std::set<int> who = waiters.begin()->second;
   Subject culprit;
   culprit.rank = rank;
@@ -384,6 +392,59 @@ void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out) {
   out[out.size() - 3].derived = derived_finding("tree.store_key_never_set", Layer::framework, Severity::error, why,
                                                 culprit, {});
   out[out.size() - 3].derived->provenance = first[rank]->provenance;
+}
+
+// The store host's "Timed out after N seconds waiting for clients. J/E
+// clients joined": E - J processes never connected to MASTER_ADDR:MASTER_PORT
+// (never started, died before the rendezvous, or could not reach it). When the
+// store counts ranks (init_process_group's env:// store: E is the world size)
+// and the logs name every rank below E but one, that one is the absent rank.
+// torchrun's agent store counts nodes instead; its logs name local workers,
+// not E - 1 ranks below E, and no rank is named then.
+void store_clients_missing(const EvidenceSet& set, std::vector<Hypothesis>& out) {
+  const auto waits = set.findings_with("pytorch.store.clients_timeout");
+  if (waits.empty()) return;
+  const Finding* w = waits.front();
+  const auto expected = int_field(w->fields, "expected");
+  const auto joined = int_field(w->fields, "joined");
+  if (!expected || !joined || *expected - *joined != 1 || *expected > 4096) return;
+  std::set<int> seen;
+  for (const auto& f : set.findings)
+    if (f.subject.rank) seen.insert(*f.subject.rank);
+  for (const auto& e : set.evidence)
+    if (e.subject.rank) seen.insert(*e.subject.rank);
+  if (seen.size() != static_cast<size_t>(*expected - 1) || *seen.rbegin() >= *expected || *seen.begin() < 0) return;
+  int missing = 0;
+  while (seen.count(missing)) ++missing;
+  Subject culprit;
+  culprit.rank = missing;
+  const std::string why = "the store host waited for " + std::to_string(*expected) + " processes and " +
+                          std::to_string(*joined) + " joined; every rank below " + std::to_string(*expected) +
+                          " but rank " + std::to_string(missing) +
+                          " is in the logs: rank " + std::to_string(missing) +
+                          " never reached the rendezvous (not started, dead before it, unable to reach "
+                          "MASTER_ADDR:MASTER_PORT, or still busy before init_process_group)";
+  auto add = [&](const char* cause, double weight) {
+    Hypothesis h;
+    h.cause = cause;
+    h.culprit = culprit;
+    h.weight = weight;
+    h.evidence_key = "store_clients_missing";
+    h.finding_ids = {"tree.store_clients_missing"};
+    h.why = why;
+    h.order = w->order;
+    out.push_back(std::move(h));
+  };
+  // The signature already votes for these causes; this rule adds who, and
+  // only a little weight: from the logs of the ranks that came, a rank that
+  // was never launched, one that could not connect and one still loading
+  // before init_process_group read the same.
+  add("rank_process_died", 1.5);
+  add("bootstrap_unreachable", 1.5);
+  add("straggler_or_timeout_too_short", 1);
+  out[out.size() - 3].derived = derived_finding("tree.store_clients_missing", Layer::framework, Severity::error,
+                                                why, culprit, {});
+  out[out.size() - 3].derived->provenance = w->provenance;
 }
 
 // NCCL_SOCKET_IFNAME set, but no "Bootstrap : Using <if>:<ip>" line from that

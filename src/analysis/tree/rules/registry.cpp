@@ -18,6 +18,8 @@ const std::vector<RuleInfo>& all_rules() {
        rules::fingerprint_odd_rank},
       {"store_key_never_set", "ranks gave up waiting for one rank's gloo address key: it never reached init",
        rules::store_key_never_set},
+      {"store_clients_missing", "the store host's 'J/E clients joined' and the logs of E - 1 ranks: the absent rank",
+       rules::store_clients_missing},
       {"socket_ifname", "NCCL_SOCKET_IFNAME that matched nothing; bootstrap on a host-local bridge", rules::socket_ifname},
       {"cross_host_p2p", "P2P/SHM edges between ranks on different hosts: host identity collision",
        rules::cross_host_p2p},
