@@ -4,7 +4,7 @@ gloo): rank 2 calling sys.exit(1) or failing an assert (the table names it first
 ranks 1 and 3 print "Connection closed by peer", rank 2 prints nothing); a
 --master-port already taken; a --master-addr that does not resolve; a second
 node that never joined the rendezvous; GLOO_SOCKET_IFNAME naming an interface that does not exist;
-a rank of WORLD_SIZE never launched (per-rank logs, no torchrun)."""
+a rank of WORLD_SIZE never launched (per-rank logs, no torchrun); torchrun stopped by a SIGTERM from outside."""
 import json
 import os
 import shutil
@@ -127,6 +127,40 @@ class WorldSizeMissingRank(unittest.TestCase):
         v = doc["verdict"]
         self.assertIsNone((v.get("culprit") or {}).get("rank"), v)
         self.assertNotIn("tree.store_clients_missing", [f["id"] for f in doc["findings"]])
+
+
+class AgentSignalled(unittest.TestCase):
+    def test_a_torchrun_stopped_from_outside_is_not_the_scripts_error(self):
+        # A real torchrun (2 ranks, healthy all_reduce loop) sent SIGTERM after 12 s: "Received 15 death signal,
+        # shutting down workers", then the agent's SignalException. Before: user_code_bug as the leading
+        # candidate (the SignalException read as a script exception).
+        doc, _ = run_json(["diagnose", "--log", os.path.join(FIXTURES, "torch", "agent_sigterm", "console.log")])
+        v = doc["verdict"]
+        self.assertEqual(v["root_cause"], "insufficient_evidence", v)
+        self.assertNotIn("user_code_bug", json.dumps(doc.get("alternatives", [])))
+        self.assertIn("stopped from outside", v["summary"])
+        self.assertIn("signal 15", doc["next_steps"][0]["action"])
+        ids = [f["id"] for f in doc["findings"]]
+        self.assertIn("torchelastic.agent_signalled", ids)
+        self.assertNotIn("python.exception", ids)
+
+    def test_a_worker_failure_before_the_signal_still_decides(self):
+        # The same console with rank 1's own KeyError before the agent's signal: the script's error is the
+        # cause, the signal only how the job ended.
+        with open(os.path.join(FIXTURES, "torch", "agent_sigterm", "console.log")) as f:
+            lines = f.read().splitlines(keepends=True)
+        own = ["[rank1]: Traceback (most recent call last):\n",
+               '[rank1]:   File "/srv/job/long.py", line 7, in <module>\n',
+               "[rank1]:     warmup = cfg['warmup_steps']\n",
+               "[rank1]: KeyError: 'warmup_steps'\n"]
+        d = tempfile.mkdtemp(prefix="ccdiag-agent-signal-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "console.log")
+        with open(path, "w") as f:
+            f.writelines(lines[:7] + own + lines[7:])
+        doc, _ = run_json(["diagnose", "--log", path])
+        self.assertNotIn("stopped from outside", doc["verdict"]["summary"])
+        self.assertEqual(doc["verdict"]["root_cause"], "user_code_bug", doc["verdict"])
 
 
 class GlooInterfaceMissing(unittest.TestCase):

@@ -417,6 +417,42 @@ NextStep probe_for(Layer layer) {
   return {};
 }
 
+// torchrun's agent stopped the job because it was itself signalled
+// ("Received 15 death signal, shutting down workers"): when nothing inside the
+// job names a cause, the failure is the signal, and the next step is whoever
+// sent it. The catalogue has no cause outside the job, so this shapes only
+// the summary and the first step, never the verdict.
+struct OutsideSignal {
+  std::string signal;
+  std::string summary;
+  NextStep step;
+};
+std::optional<OutsideSignal> outside_signal(const std::vector<Finding>& findings) {
+  for (const auto& f : findings) {
+    if (f.id != "torchelastic.agent_signalled" && f.id != "torchelastic.signal_exception") continue;
+    std::string sig = "?";
+    if (f.fields.is_object() && f.fields.contains("signal")) {
+      const auto& v = f.fields["signal"];  // a capture of digits is stored as a number
+      if (v.is_number_integer()) sig = std::to_string(v.get<int64_t>());
+      else if (v.is_string()) sig = v.get<std::string>();
+    }
+    const std::string who = sig == "1"    ? " (SIGHUP: the terminal or SSH session that started it closed; nohup does "
+                                            "not shield torchrun's workers, run it under tmux, screen or setsid)"
+                            : sig == "2"  ? " (SIGINT: Ctrl-C, or a wrapper that forwards it)"
+                            : sig == "15" ? " (SIGTERM: the scheduler's time limit, preemption or cancel, or an "
+                                            "orchestrator stopping the pod)"
+                                          : "";
+    OutsideSignal o;
+    o.signal = sig;
+    o.summary = "The job was stopped from outside: torchrun's agent received signal " + sig + who +
+                " and stopped the workers; no failure inside the job shows before it.";
+    o.step = {"Find who sent signal " + sig + " to torchrun: the scheduler's record of the job, the session it ran in",
+              "sacct -j $SLURM_JOB_ID -o JobID,State,ExitCode,Elapsed,Timelimit  # or: kubectl describe pod <pod>"};
+    return o;
+  }
+  return std::nullopt;
+}
+
 // Where to look first when nothing names a cause: a pasted GPU topology
 // (nvidia-smi topo -m) of one host with GPU pairs that peer over PCIe only.
 // Intra-node P2P over PCIe is the path ACS, the IOMMU or a driver's P2P
@@ -749,6 +785,11 @@ Report decide(EvidenceSet set, const DecideOptions& options) {
                 : any_problem ? "Problems were found but no rule explains them." + where
                               : "The logs report a failure that no rule recognises (see the unrecognized_failure "
                                 "finding); nothing shows the job healthy." + where;
+    const auto outside = best ? std::nullopt : outside_signal(findings);
+    if (outside) {
+      v.summary = outside->summary;
+      report.next_steps.push_back(outside->step);
+    }
     quote_unrecognized();
     // The probe that separates the two leading candidates first.
     // A TCP symptom (rendezvous, bootstrap, sockets) is in the transport

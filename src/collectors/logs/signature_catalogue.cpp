@@ -661,6 +661,22 @@ std::vector<Signature> build() {
         R"re(Signal (?P<signal>\d+) \((?P<signal_name>SIG\w+)\) received by PID (?P<pid>\d+))re",
         "worker pid {pid} killed by {signal_name}", {{"rank_process_died", 8}},
         "A worker was killed by a signal (SIGKILL: OOM killer or the scheduler; SIGABRT: watchdog teardown)");
+  // The agent itself was signalled (api.py: "Received 15 death signal,
+  // shutting down workers"), then raises SignalException: the job was stopped
+  // from outside -- a scheduler's time limit, preemption or cancel (15), a
+  // closed terminal or SSH session under nohup (1), Ctrl-C (2) -- not by a
+  // failure inside it. No cause votes: the catalogue has none outside the job.
+  b.add("torchelastic.agent_signalled", L::framework, S::error, R::symptom,
+        R"re(Received (?P<signal>\d+) death signal, shutting down workers)re",
+        "torchrun's agent received signal {signal} from outside and stopped the workers", {},
+        "The job was stopped from outside (1: SIGHUP, a closed terminal or SSH session; 2: SIGINT, Ctrl-C; "
+        "15: SIGTERM, the scheduler's time limit, preemption or cancel): look at who sent it, not at the job");
+  // A symptom, not context: it must displace python.exception's fallback
+  // reading of the line as a script exception.
+  b.add("torchelastic.signal_exception", L::framework, S::error, R::symptom,
+        R"re(SignalException: Process (?P<pid>\d+) got signal: (?P<signal>\d+))re",
+        "torchrun's agent (pid {pid}) ended on signal {signal} sent from outside", {},
+        "The launcher's own exit on a signal it received, not a script exception");
   b.add("torchelastic.closing_signal", L::framework, S::info, R::cascade,
         R"re(Sending process (?P<pid>\d+) closing signal (?P<signal_name>SIG\w+))re",
         "torchrun stops worker pid {pid} with {signal_name}", {}, "torchrun kills the surviving workers after a failure");
