@@ -4,7 +4,7 @@ gloo): rank 2 calling sys.exit(1) or failing an assert (the table names it first
 ranks 1 and 3 print "Connection closed by peer", rank 2 prints nothing); a
 --master-port already taken; a --master-addr that does not resolve; a second
 node that never joined the rendezvous; GLOO_SOCKET_IFNAME naming an interface that does not exist;
-a rank of WORLD_SIZE never launched (per-rank logs, no torchrun); torchrun stopped by a SIGTERM from outside."""
+a rank of WORLD_SIZE never launched (per-rank logs, no torchrun); torchrun stopped by a SIGTERM from outside; a DDP error every rank raised alike."""
 import json
 import os
 import shutil
@@ -67,6 +67,19 @@ class AllRanksRaise(unittest.TestCase):
         cause, rank, _, doc = verdict(os.path.join(FIXTURES, "torch", "all_raise_console_only", "console.log"))
         self.assertEqual(cause, "user_code_bug", doc["verdict"])
         self.assertIsNone(rank, doc["verdict"])
+
+
+class DDPUnusedParameters(unittest.TestCase):
+    def test_the_same_ddp_error_on_every_rank_names_no_single_rank(self):
+        # A real torchrun (2 ranks, --tee off) of a DDP model with a parameter the loss never uses: both ranks
+        # raise "Expected to have finished reduction in the prior iteration ..." word for word. Before:
+        # user_code_bug with rank 1 (rank 0's identical raise was relabelled a cascade of rank 1's).
+        cause, rank, _, doc = verdict(os.path.join(FIXTURES, "torch", "ddp_unused_params", "console.log"))
+        self.assertEqual(cause, "user_code_bug", doc["verdict"])
+        self.assertIsNone(rank, doc["verdict"])
+        raised = [f for f in doc["findings"] if f["id"] == "python.exception"]
+        self.assertEqual(sorted((f.get("subject") or {}).get("rank") for f in raised), [0, 1])
+        self.assertTrue(all(f["role"] == "symptom" for f in raised), raised)
 
 
 class PortInUse(unittest.TestCase):

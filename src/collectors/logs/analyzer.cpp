@@ -642,6 +642,10 @@ LogAnalysis LogAnalyzer::Impl::finish() {
       Group& g = groups[i];
       if (g.f.role == FindingRole::context) continue;
       if (g.actor == F.actor) continue;  // the failing rank's own follow-up lines stay as they are
+      // The same exception, word for word, raised by another rank is that
+      // rank's own raise (every rank ran the same bad code or config), not a
+      // consequence of the first one's.
+      if (g.f.id == "python.exception" && g.f.id == F.f.id && g.f.summary == F.f.summary) continue;
       if (g.f.role == FindingRole::cascade || g.f.role == FindingRole::symptom) {
         g.f.role = FindingRole::cascade;
         if (!g.f.caused_by) g.f.caused_by = cause.empty() ? F.actor : cause;
