@@ -423,7 +423,6 @@ NextStep probe_for(Layer layer) {
 // sent it. The catalogue has no cause outside the job, so this shapes only
 // the summary and the first step, never the verdict.
 struct OutsideSignal {
-  std::string signal;
   std::string summary;
   NextStep step;
 };
@@ -443,7 +442,6 @@ std::optional<OutsideSignal> outside_signal(const std::vector<Finding>& findings
                                             "orchestrator stopping the pod)"
                                           : "";
     OutsideSignal o;
-    o.signal = sig;
     o.summary = "The job was stopped from outside: torchrun's agent received signal " + sig + who +
                 " and stopped the workers; no failure inside the job shows before it.";
     o.step = {"Find who sent signal " + sig + " to torchrun: the scheduler's record of the job, the session it ran in",
