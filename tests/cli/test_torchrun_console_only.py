@@ -16,6 +16,18 @@ from ccdiag_test import FIXTURES, run_json
 CONSOLE = os.path.join(FIXTURES, "torch", "sys_exit_console_only", "console.log")
 
 
+def console_with(test, source, insert_at, own_lines):
+    """A temporary copy of the console `source` with `own_lines` inserted before line `insert_at`."""
+    with open(source) as f:
+        lines = f.read().splitlines(keepends=True)
+    d = tempfile.mkdtemp(prefix="ccdiag-console-")
+    test.addCleanup(shutil.rmtree, d, True)
+    path = os.path.join(d, "console.log")
+    with open(path, "w") as f:
+        f.writelines(lines[:insert_at] + own_lines + lines[insert_at:])
+    return path
+
+
 def verdict(path):
     doc, _ = run_json(["diagnose", "--log", path])
     v = doc["verdict"]
@@ -35,18 +47,11 @@ class ConsoleOnly(unittest.TestCase):
     def test_its_own_traceback_makes_it_the_scripts_error(self):
         # The same console with a traceback of rank 2's own before the table:
         # then it raised, and the new reading must not claim it just exited.
-        with open(CONSOLE) as f:
-            lines = f.read().splitlines(keepends=True)
         own = ["[rank2]: Traceback (most recent call last):\n",
                '[rank2]:   File "/srv/job/train.py", line 20, in <module>\n',
                "[rank2]:     batch = next(it)\n",
                "[rank2]: KeyError: 'labels'\n"]
-        d = tempfile.mkdtemp(prefix="ccdiag-console-only-")
-        self.addCleanup(shutil.rmtree, d, True)
-        path = os.path.join(d, "console.log")
-        with open(path, "w") as f:
-            f.writelines(own + lines)
-        cause, rank, _, doc = verdict(path)
+        cause, rank, _, doc = verdict(console_with(self, CONSOLE, 0, own))
         self.assertEqual(rank, 2, doc["verdict"])
         self.assertEqual(cause, "user_code_bug", doc["verdict"])
 
@@ -160,17 +165,11 @@ class AgentSignalled(unittest.TestCase):
     def test_a_worker_failure_before_the_signal_still_decides(self):
         # The same console with rank 1's own KeyError before the agent's signal: the script's error is the
         # cause, the signal only how the job ended.
-        with open(os.path.join(FIXTURES, "torch", "agent_sigterm", "console.log")) as f:
-            lines = f.read().splitlines(keepends=True)
         own = ["[rank1]: Traceback (most recent call last):\n",
                '[rank1]:   File "/srv/job/long.py", line 7, in <module>\n',
                "[rank1]:     warmup = cfg['warmup_steps']\n",
                "[rank1]: KeyError: 'warmup_steps'\n"]
-        d = tempfile.mkdtemp(prefix="ccdiag-agent-signal-")
-        self.addCleanup(shutil.rmtree, d, True)
-        path = os.path.join(d, "console.log")
-        with open(path, "w") as f:
-            f.writelines(lines[:7] + own + lines[7:])
+        path = console_with(self, os.path.join(FIXTURES, "torch", "agent_sigterm", "console.log"), 7, own)
         doc, _ = run_json(["diagnose", "--log", path])
         self.assertNotIn("stopped from outside", doc["verdict"]["summary"])
         self.assertEqual(doc["verdict"]["root_cause"], "user_code_bug", doc["verdict"])

@@ -35,6 +35,28 @@ std::string unit_of(const Subject& s) {
   return s.host.value_or("") + "/" + (s.pid ? std::to_string(*s.pid) : std::string());
 }
 
+// One observation of a rule that votes for several causes with one culprit:
+// a hypothesis per cause under the rule's evidence key; the first carries the
+// derived finding "tree.<key>", placed at the line `at` it rests on.
+void push_votes(std::vector<Hypothesis>& out, const std::string& key, const Subject& culprit, const std::string& why,
+                const Finding& at, std::initializer_list<std::pair<const char*, double>> votes) {
+  const size_t first = out.size();
+  for (const auto& [cause, weight] : votes) {
+    Hypothesis h;
+    h.cause = cause;
+    h.culprit = culprit;
+    h.weight = weight;
+    h.evidence_key = key;
+    h.finding_ids = {"tree." + key};
+    h.why = why;
+    h.order = at.order;
+    out.push_back(std::move(h));
+  }
+  if (out.size() == first) return;
+  out[first].derived = derived_finding("tree." + key, Layer::framework, Severity::error, why, culprit, {});
+  out[first].derived->provenance = at.provenance;
+}
+
 }  // namespace
 
 // A watchdog timeout with no error anywhere is the classic signature of a
@@ -373,25 +395,10 @@ void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out) {
                           " gave up in init_process_group waiting for rank " + std::to_string(rank) +
                           "'s gloo address (store key " + str_field(first[rank]->fields, "keys").value_or("") +
                           "): rank " + std::to_string(rank) + " had not reached init_process_group";
-  auto add = [&](const char* cause, double w) {
-    Hypothesis h;
-    h.cause = cause;
-    h.culprit = culprit;
-    h.weight = w;
-    h.evidence_key = "store_key_never_set";
-    h.finding_ids = {"tree.store_key_never_set"};
-    h.why = why;
-    h.order = first[rank]->order;
-    out.push_back(std::move(h));
-  };
   // Late more often than stuck or dead: a dead worker is reported by the
   // agent before the others' store timeout, with its own exit.
-  add("straggler_or_timeout_too_short", 8);
-  add("rank_stuck_in_host_code", 3);
-  add("rank_process_died", 1.5);
-  out[out.size() - 3].derived = derived_finding("tree.store_key_never_set", Layer::framework, Severity::error, why,
-                                                culprit, {});
-  out[out.size() - 3].derived->provenance = first[rank]->provenance;
+  push_votes(out, "store_key_never_set", culprit, why, *first[rank],
+             {{"straggler_or_timeout_too_short", 8}, {"rank_stuck_in_host_code", 3}, {"rank_process_died", 1.5}});
 }
 
 // The store host's "Timed out after N seconds waiting for clients. J/E
@@ -424,27 +431,12 @@ void store_clients_missing(const EvidenceSet& set, std::vector<Hypothesis>& out)
                           " is in the logs: rank " + std::to_string(missing) +
                           " never reached the rendezvous (not started, dead before it, unable to reach "
                           "MASTER_ADDR:MASTER_PORT, or still busy before init_process_group)";
-  auto add = [&](const char* cause, double weight) {
-    Hypothesis h;
-    h.cause = cause;
-    h.culprit = culprit;
-    h.weight = weight;
-    h.evidence_key = "store_clients_missing";
-    h.finding_ids = {"tree.store_clients_missing"};
-    h.why = why;
-    h.order = w->order;
-    out.push_back(std::move(h));
-  };
   // The signature already votes for these causes; this rule adds who, and
   // only a little weight: from the logs of the ranks that came, a rank that
   // was never launched, one that could not connect and one still loading
   // before init_process_group read the same.
-  add("rank_process_died", 1.5);
-  add("bootstrap_unreachable", 1.5);
-  add("straggler_or_timeout_too_short", 1);
-  out[out.size() - 3].derived = derived_finding("tree.store_clients_missing", Layer::framework, Severity::error,
-                                                why, culprit, {});
-  out[out.size() - 3].derived->provenance = w->provenance;
+  push_votes(out, "store_clients_missing", culprit, why, *w,
+             {{"rank_process_died", 1.5}, {"bootstrap_unreachable", 1.5}, {"straggler_or_timeout_too_short", 1}});
 }
 
 // NCCL_SOCKET_IFNAME set, but no "Bootstrap : Using <if>:<ip>" line from that
