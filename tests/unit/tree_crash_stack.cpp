@@ -168,3 +168,61 @@ TEST_CASE("crash stacks: a process-group log line before a real crash does not m
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].provenance[0].line == 2);
 }
+
+namespace {
+
+std::vector<Finding> native_findings(const std::string& text) {
+  EvidenceSet set;
+  extract_log_facts(text, "rank3.log", "node3", set);
+  std::vector<Finding> out;
+  for (const auto& f : set.findings)
+    if (f.id == "log.native_crash") out.push_back(f);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("crash stacks: a native fault with no NCCL frame", "[tree][crash-stack]") {
+  const std::string nccl_init =
+      "node3:405884:407462 [0] NCCL INFO RAS client listening socket at ::1<28028>\n"
+      "node3:405884:407462 [0] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 0 busId 1b000 - Init COMPLETE\n";
+  // glibc's heap check in a process that runs NCCL: a fault in native code, a nudge towards a library defect.
+  auto fs = native_findings(nccl_init +
+                            "free(): corrupted unsorted chunks\n"
+                            "[node3:405884] *** Process received signal ***\n"
+                            "[node3:405884] Signal: Aborted (6)\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].layer == Layer::nccl);
+  CHECK(fs[0].role == FindingRole::primary);
+  CHECK(fs[0].summary.find("heap corruption") != std::string::npos);
+  CHECK(fs[0].provenance[0].line == 3);
+  CHECK(weight(fs[0], "nccl_bug") > weight(fs[0], "user_code_bug"));
+  // Open MPI's handler for a segfault, frames in the user's extension only.
+  fs = native_findings(nccl_init +
+                       "[node3:405884] *** Process received signal ***\n"
+                       "[node3:405884] Signal: Segmentation fault (11)\n"
+                       "[node3:405884] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3b7e4a2520]\n"
+                       "[node3:405884] [ 1] /opt/ext/my_ext.so(scatter_rows+0x10)[0x7f1000000010]\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].summary.find("scatter_rows") != std::string::npos);
+  // Without NCCL lines the fault is told, but votes for no cause.
+  fs = native_findings("Fatal Python error: Segmentation fault\n");
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].role == FindingRole::symptom);
+  CHECK(fs[0].supports.empty());
+  // An abort is no fault: Open MPI's handler naming SIGABRT, PyTorch's deliberate abort, a bare "Aborted".
+  CHECK(native_findings(nccl_init +
+                        "[node3:405884] *** Process received signal ***\n"
+                        "[node3:405884] Signal: Aborted (6)\n")
+            .empty());
+  CHECK(native_findings(nccl_init +
+                        "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+                        "Fatal Python error: Aborted\n")
+            .empty());
+  CHECK(native_findings(nccl_init + "Aborted (core dumped)\n").empty());
+  // A crash with NCCL's frame is log.crash_in_nccl, not this.
+  CHECK(native_findings(nccl_init +
+                        "Segmentation fault (core dumped)\n"
+                        "#3  0x00007f1c8a5a7f2a in ncclProxyProgress () from /usr/lib/libnccl.so.2\n")
+            .empty());
+}

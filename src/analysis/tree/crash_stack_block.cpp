@@ -183,9 +183,27 @@ bool deliberate(std::string_view line) {
 
 }  // namespace
 
+// What kind of fault a marker line reports; empty for an abort (PyTorch's
+// watchdog, an assert) and for lines that name no fault.
+static std::string_view fault_kind(std::string_view line) {
+  for (std::string_view m : {"free(): ", "double free", "malloc(): ", "corrupted size", "munmap_chunk("})
+    if (contains(line, m)) return "heap corruption";
+  if (contains(line, "SIGSEGV") || contains(line, "Segmentation fault")) return "segmentation fault";
+  if (contains(line, "SIGILL")) return "illegal instruction";
+  if (contains(line, "SIGFPE")) return "floating-point exception";
+  if (contains(line, "Process received signal")) return "fatal signal";
+  return {};
+}
+
 void CrashStackBlock::close_window() {
   if (pending_ && !deliberate_ && !hit_) hit_ = std::move(pending_);
+  if (!pending_ && !deliberate_ && !fault_kind_.empty() && !native_) {
+    std::string where;
+    for (const auto& n : named_) where += (where.empty() ? "" : " <- ") + n;
+    native_ = Hit{marker_line_, marker_, where.empty() ? fault_kind_ : fault_kind_ + " in " + where, false};
+  }
   pending_.reset();
+  fault_kind_.clear();
   window_ = 0;
 }
 
@@ -207,6 +225,8 @@ void CrashStackBlock::line(std::string_view text, int64_t lineno, bool marked) {
       const Frame f{{}, lib};
       if (const Owner o = owner(f); o != Owner::none)
         hit_ = Hit{lineno, std::string(text.substr(0, 300)), std::string(lib), o == Owner::plugin};
+      else if (!native_)
+        native_ = Hit{lineno, std::string(text.substr(0, 300)), "segmentation fault in " + std::string(lib), false};
     }
     return;
   }
@@ -220,12 +240,27 @@ void CrashStackBlock::line(std::string_view text, int64_t lineno, bool marked) {
     // A deliberate abort's report carries the exception first: a crash line
     // right after one is that abort.
     const bool after_throw = deliberate_ && window_ > 0 && lineno - marker_line_ <= 8;
+    // Open MPI's "Signal: Aborted (6)" under its "Process received signal"
+    // names the signal: an abort, not a fault (unless glibc's heap check,
+    // which aborts, opened the window).
+    if (fault_kind_ == "fatal signal" && window_ > 0 && lineno - marker_line_ <= 3) {
+      if (contains(text, "Aborted") || contains(text, "SIGABRT")) {
+        fault_kind_.clear();
+      } else if (const auto kind = fault_kind(text); !kind.empty()) {
+        // "Signal: Segmentation fault (11)": the same report, its frames follow.
+        fault_kind_ = std::string(kind);
+        marker_ = std::string(text.substr(0, 300));
+        marker_line_ = lineno;
+        return;
+      }
+    }
     close_window();
     window_ = kWindow;
     deliberate_ = after_throw || deliberate(text);
     marker_line_ = lineno;
     marker_ = std::string(text.substr(0, 300));
     named_.clear();
+    if (!deliberate_) fault_kind_ = std::string(fault_kind(text));
     return;
   }
   if (deliberate(text)) {
@@ -257,8 +292,28 @@ void CrashStackBlock::read_frame(std::string_view text) {
   }
 }
 
-void CrashStackBlock::finish(const std::string& source, const std::string& host, EvidenceSet& set) {
+void CrashStackBlock::finish(const std::string& source, const std::string& host, EvidenceSet& set,
+                             bool nccl_seen) {
   close_window();
+  if (!hit_ && native_) {
+    Finding f;
+    f.id = "log.native_crash";
+    f.layer = nccl_seen ? Layer::nccl : Layer::framework;
+    f.severity = Severity::error;
+    f.role = nccl_seen ? FindingRole::primary : FindingRole::symptom;
+    f.summary = "a process died of a native fault (" + native_->where + ")" +
+                (nccl_seen ? " with no frame of its own code shown, in a process running NCCL: most often a defect "
+                             "of NCCL or a library beside it, else memory corrupted by a native extension"
+                           : ": the process died in native code, not by a Python exception");
+    if (!host.empty()) f.subject.host = host;
+    f.provenance.push_back(Provenance{source, native_->lineno, native_->text});
+    f.order = native_->lineno;
+    f.fields = {{"fault", native_->where}};
+    // Weights: nudges (the corpus's tuning part has two such crashes, both
+    // NCCL defects); too few cases to estimate a ratio.
+    if (nccl_seen) f.supports = {{"nccl_bug", 5}, {"user_code_bug", 1.2}};
+    set.findings.push_back(std::move(f));
+  }
   if (!hit_) return;
   Finding f;
   f.id = hit_->plugin ? "log.crash_in_net_plugin" : "log.crash_in_nccl";

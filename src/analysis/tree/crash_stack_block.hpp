@@ -21,6 +21,14 @@
 // throwing an instance of 'c10::DistBackendError'") is no crash in NCCL,
 // whatever frames follow: that window is dropped.
 //
+// A fault (SIGSEGV, SIGILL, SIGFPE, glibc's heap checks, Open MPI's
+// "Process received signal" unless the signal is an abort) whose stack names
+// no NCCL frame, or shows none at all, is still a process dying in native
+// code -> log.native_crash. In a log of a process that runs NCCL that is most
+// often a defect of NCCL or a library beside it (the threads of the corpus:
+// heap corruption on a new platform, a RAS thread racing init); without NCCL
+// lines it only says which line killed the process.
+//
 // Pure and streaming, like PastedBlocks, which holds one.
 #pragma once
 
@@ -52,7 +60,8 @@ class CrashStackBlock {
                                                      "ProcessGroupNCCL", "atchdog"};
   // The one of kDeliberate that opens a window of its own.
   static constexpr std::string_view kOpensDeliberate = "terminate called after throwing";
-  void finish(const std::string& source, const std::string& host, EvidenceSet& set);
+  // nccl_seen: the log holds NCCL's own lines (the process runs NCCL).
+  void finish(const std::string& source, const std::string& host, EvidenceSet& set, bool nccl_seen);
 
  private:
   int window_ = 0;           // lines left in the open window
@@ -68,6 +77,10 @@ class CrashStackBlock {
   };
   std::optional<Hit> pending_;  // the open window's crash in NCCL, kept unless the abort was deliberate
   std::optional<Hit> hit_;      // the first crash in NCCL of the log
+  // The open window was opened by a fault (not an abort, not PyTorch's
+  // deliberate one): what kind, for the finding's words; empty otherwise.
+  std::string fault_kind_;
+  std::optional<Hit> native_;   // the first fault of the log with no NCCL frame
   void close_window();
   // Inside an open window: the line as the next frame of the stack.
   void read_frame(std::string_view text);

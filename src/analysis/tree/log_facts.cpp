@@ -975,7 +975,7 @@ void LogFactExtractor::finish() {
   e.provenance.source = impl_->source;
   e.data = {{"lines", impl_->lineno}, {"nccl_lines", impl_->nccl_lines}, {"warn_lines", impl_->warn_lines}};
   impl_->ex.set.evidence.push_back(std::move(e));
-  impl_->blocks.finish(impl_->source, impl_->host, impl_->ex.set);
+  impl_->blocks.finish(impl_->source, impl_->host, impl_->ex.set, impl_->nccl_lines > 0);
   if (impl_->ex.collective_failed)
     for (size_t i : impl_->ex.rank_exits) {
       Finding& f = impl_->ex.set.findings[i];

@@ -269,7 +269,7 @@ void PastedBlocks::add_literals(LineLiterals& out) {
   for (std::string_view l : CrashStackBlock::kDeliberate) out.exact.push_back(l);
 }
 
-void PastedBlocks::finish(const std::string& source, const std::string& host, EvidenceSet& set) {
+void PastedBlocks::finish(const std::string& source, const std::string& host, EvidenceSet& set, bool nccl_seen) {
   auto add = [&](std::string id, Layer layer, std::string summary, int64_t lineno, std::string excerpt,
                  std::vector<CauseSupport> supports) {
     Finding f;
@@ -306,7 +306,7 @@ void PastedBlocks::finish(const std::string& source, const std::string& host, Ev
   }
   if (!frames_.empty()) close_stack();
   smi_memory_.finish(source, host, set);
-  crash_.finish(source, host, set);
+  crash_.finish(source, host, set, nccl_seen);
   if (in_nccl_launch_)
     add("log.stack_in_nccl_launch", Layer::nccl,
         "a pasted stack shows a thread inside NCCL's own launch path on the host (" + in_nccl_launch_->text +

@@ -61,7 +61,8 @@ class PastedBlocks {
   }
   static void add_literals(LineLiterals& out);
   // Appends the block findings (subject host when known) to `set`.
-  void finish(const std::string& source, const std::string& host, EvidenceSet& set);
+  // nccl_seen: the log holds NCCL's own lines (for the crash reader).
+  void finish(const std::string& source, const std::string& host, EvidenceSet& set, bool nccl_seen = false);
 
  private:
   struct Matrix {
