@@ -182,6 +182,8 @@ std::vector<EvidenceKindInfo> build() {
       {"log.net_ib", none, "log facts", {"log files"}, "host, rank", {R("devices", "array", "{nic, port, link}")},
        {"rule selected_hca", "rule rdma_state", "rule host_config"}, "\"NET/IB : Using [0]mlx5_0:1/IB ...\""},
       {"log.net_socket", none, "log facts", {"log files"}, "host, rank", {F("ifname", "string", "interface")}, {}, "\"NET/Socket : Using ...\" (no reader yet)"},
+      {"log.iface_addr", none, "log facts", {"log files"}, "host, rank", {R("ifname", "string", "interface"), R("addr", "string", "address (or a paste's placeholder)")},
+       {"rule one_name_two_addresses"}, "an interface and its address in Bootstrap, NET/Socket, OOB or NCCL 2.3's \"NET : Using interface\" lines"},
       {"log.channel_edge", none, "log facts", {"log files"}, "host, rank",
        {F("from_rank", "integer", ""), F("from_dev", "integer", ""), F("to_rank", "integer", ""), F("to_dev", "integer", ""), F("transport", "string", "P2P, SHM, NET ..."),
         F("direction", "string", "send | receive (network peers)"), F("comm", "string", "commId, else nranks:N"),

@@ -3,6 +3,8 @@
 // fields make a rule skip, never guess.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "analysis/tree/decision_tree.hpp"
 #include "analysis/tree/log_facts.hpp"
 #include "analysis/tree/rules/rules.hpp"
@@ -291,6 +293,44 @@ TEST_CASE("cross-host P2P rule: each node's own P2P pairs on the same GPU ordina
                     "hostB:26465:26533 [0] NCCL INFO Ring 00 : 8[0] -> 1[1] via P2P/IPC\n",
                     "job.log", "", bad);
   CHECK_FALSE(run_rule(rules::cross_host_p2p, bad).empty());
+}
+
+TEST_CASE("host identity rule: one host name that advertises two addresses on one interface is two machines",
+          "[tree][rules]") {
+  // NCCL 2.3's form (horovod under mpirun, both servers named node1), then 2.x's Bootstrap, NET/Socket and
+  // OOB lines.
+  EvidenceSet set;
+  extract_log_facts("node1:18225:18239 [0] INFO NET : Using interface eth1:10.0.0.1<0>\n"
+                    "node1:22671:22795 [1] INFO NET : Using interface eth1:10.0.0.2<0>\n",
+                    "job.log", "", set);
+  REQUIRE(set.of_kind("log.iface_addr").size() == 2);
+  auto hs = run_rule(rules::one_name_two_addresses, set);
+  const auto* h = for_cause(hs, "duplicate_hostname_across_nodes");
+  REQUIRE(h);
+  CHECK(h->culprit.host == "node1");
+  REQUIRE(h->derived);
+  CHECK(h->derived->summary.find("eth1") != std::string::npos);
+  EvidenceSet forms;
+  extract_log_facts("n:1:2 [0] NCCL INFO Bootstrap : Using eth0:<ipA><0>\n"
+                    "n:3:4 [0] NCCL INFO NET/Socket : Using [0]eth1:10.1.0.1<0> [1]eth0:<ipB><0>\n"
+                    "n:5:6 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth2:10.2.0.1<0>\n",
+                    "job.log", "", forms);
+  std::set<std::string> pairs;
+  for (const auto* e : forms.of_kind("log.iface_addr"))
+    pairs.insert(e->data["ifname"].get<std::string>() + "=" + e->data["addr"].get<std::string>());
+  CHECK(pairs == std::set<std::string>{"eth0=<ipA>", "eth1=10.1.0.1", "eth0=<ipB>", "eth2=10.2.0.1"});
+  CHECK_FALSE(run_rule(rules::one_name_two_addresses, forms).empty());  // eth0 twice, two addresses
+  // One machine: the same address from every process, two interfaces with an address each, loopback,
+  // two machines with their own names.
+  EvidenceSet one;
+  extract_log_facts("a:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                    "a:3:4 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                    "a:3:4 [1] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>\n"
+                    "a:5:6 [2] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\n"
+                    "a:7:8 [3] NCCL INFO Bootstrap : Using lo:127.0.1.1<0>\n"
+                    "b:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n",
+                    "job.log", "", one);
+  CHECK(run_rule(rules::one_name_two_addresses, one).empty());
 }
 
 TEST_CASE("gdr rule: GPUDirect RDMA seen working argues against a missing peer-memory module", "[tree][rules]") {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include <re2/re2.h>
 
@@ -301,7 +302,7 @@ constexpr std::string_view kFactLiterals[] = {
     // NCCL's own lines by what is read in them ("NCCL" alone is every line of an NCCL_DEBUG log: the
     // nccl_lines count has a sieve set of its own, kNcclMark).
     ": opCount ", "NCCL version", "NCCL WARN", "nranks ", "GPU Direct RDMA Enabled", "remoteGid",
-    " set by environment to ", "Bootstrap", "NET/", "comm 0x", " via ", "Access Peer", "Init COMPLETE",
+    " set by environment to ", "Bootstrap", "NET/", "Using interface", "comm 0x", " via ", "Access Peer", "Init COMPLETE",
     "Setting affinity", "Connected all rings", "# Using devices", "Avg bus bandwidth", "Out of bounds values",
     // torchrun's failure block and signals
     "local_rank", "host", "exitcode", "received by PID", "exits with return code",
@@ -627,6 +628,13 @@ struct Extractor {
     static const Field bootstrap("Bootstrap", R"(Bootstrap ?: Using \[?\d*\]?([A-Za-z0-9_.\-]+):(<[a-z]+>|[^\s<]+))");
     static const Field net_ib_dev("", R"(\[\d+\]([A-Za-z0-9_\-]+):(\d+)/(RoCE|IB))");
     static const Field net_socket("NET/Socket", R"(NET/Socket ?: Using \[\d+\]([A-Za-z0-9_.\-]+):)");
+    // The address a process advertises on an interface, in every form NCCL
+    // has printed it: "Bootstrap : Using eth0:10.0.0.1<0>", "NET/Socket :
+    // Using [0]eth0:10.0.0.1<0> [1]eth1:...", "NET/IB : Using [0]mlx5_0:1/IB ;
+    // OOB eth0:10.0.0.1<0>" and NCCL 2.3's "NET : Using interface eth1:...<0>".
+    // A pasted log may carry a placeholder for the address ("<ipA>").
+    static const Field iface_addr("Using", R"((?:Bootstrap ?: Using|NET/Socket ?: Using|NET ?: Using interface|OOB) (?:\[\d+\])?([A-Za-z0-9_.\-]+):(<[A-Za-z0-9_\-]+>|[0-9a-fA-F.:]+)<\d+>)");
+    static const RE2 iface_addr_more(R"(\[\d+\]([A-Za-z0-9_.\-]+):(<[A-Za-z0-9_\-]+>|[0-9a-fA-F.:]+)<\d+>)");
     static const Field plugin_loaded("", R"(NET/Plugin ?: (?:Loaded|Plugin name set by env to|Using) (?:net plugin )?'?([A-Za-z0-9_.\-]+))");
     static const Field comm_line("comm 0x", R"(comm (0x[0-9a-f]+) rank (\d+) n[Rr]anks (\d+))");
     static const Field comm_id("commId 0x", R"(commId (0x[0-9a-f]+))");
@@ -670,6 +678,16 @@ struct Extractor {
       if (!devs.empty()) fact("log.net_ib", w, lineno, text, {{"devices", devs}});
     }
     if (net_socket.find(lt, &g1)) fact("log.net_socket", w, lineno, text, {{"ifname", g1}});
+    if (iface_addr.find(lt, &g1, &g2)) {
+      fact("log.iface_addr", w, lineno, text, {{"ifname", g1}, {"addr", g2}});
+      // NET/Socket lists every interface it uses: "[0]eth0:a<0> [1]eth1:b<0>".
+      if (lt.has("NET/Socket")) {
+        re2::StringPiece rest(text);
+        bool first = true;
+        while (RE2::FindAndConsume(&rest, iface_addr_more, &g1, &g2))
+          if (!std::exchange(first, false)) fact("log.iface_addr", w, lineno, text, {{"ifname", g1}, {"addr", g2}});
+      }
+    }
     if (lt.has("NET/Plugin")) {
       if (lt.has("No plugin found")) fact("log.net_plugin", w, lineno, text, {{"state", "none"}, {"name", ""}});
       else if (plugin_loaded.find(lt, &g1))

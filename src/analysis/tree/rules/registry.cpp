@@ -23,6 +23,8 @@ const std::vector<RuleInfo>& all_rules() {
       {"socket_ifname", "NCCL_SOCKET_IFNAME that matched nothing; bootstrap on a host-local bridge", rules::socket_ifname},
       {"cross_host_p2p", "P2P/SHM edges between ranks on different hosts: host identity collision",
        rules::cross_host_p2p},
+      {"one_name_two_addresses", "processes under one host name advertise two addresses on one interface",
+       rules::one_name_two_addresses},
       {"net_without_gdr", "network channels without /GDRDMA: GPUDirect RDMA not in use", rules::net_without_gdr},
       {"p2p_silent_hang", "silent hang after init on P2P GPUs: IOMMU / ACS", rules::p2p_silent_hang},
       {"selected_hca", "the one HCA NCCL selected is the one verbs calls fail on", rules::selected_hca},

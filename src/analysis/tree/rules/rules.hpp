@@ -22,6 +22,7 @@ void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void store_clients_missing(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out);
+void one_name_two_addresses(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void net_without_gdr(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void p2p_silent_hang(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void selected_hca(const EvidenceSet& set, std::vector<Hypothesis>& out);
