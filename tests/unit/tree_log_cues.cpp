@@ -96,6 +96,12 @@ TEST_CASE("log cues: error names, exception classes and pasted blocks", "[tree][
   CHECK(has_cue(line_cues("RuntimeError: [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
                           "device.cc:84] ifa != nullptr. Unable to find address for: nosuch0"),
                 "gloo_iface_missing", Layer::system_config));
+  // PyTorch's TORCH_INTERNAL_ASSERT (torch/csrc/cuda/nccl.cpp, as posted publicly).
+  CHECK(has_cue(line_cues("RuntimeError: false INTERNAL ASSERT FAILED at \"/torch/csrc/cuda/nccl.cpp\":228, please report "
+                          "a bug to PyTorch. NCCL COMM NONBLOCKING USED WITH UNSUPPORTED NCCL VERSION."),
+                "torch_internal_assert", Layer::framework));
+  CHECK_FALSE(has_cue(line_cues("AssertionError: internal state check failed"), "torch_internal_assert",
+                      Layer::framework));
 }
 
 TEST_CASE("log cues: failure markers", "[tree][cues]") {

@@ -109,6 +109,11 @@ const std::vector<TextCue>& text_cues() {
        {}, L::framework, "GPU execution", S::error, R::symptom, "a GPU kernel made an illegal memory access", {}},
       {"cuda_device_assert", {"device-side assert triggered", "cudaErrorAssert"}, {}, {}, L::framework,
        "user kernels", S::error, R::primary, "a device-side assert fired in user code", {{"user_code_bug", 20}}},
+      // PyTorch's TORCH_INTERNAL_ASSERT: a check inside the framework's own code failed ("please report a bug
+      // to PyTorch"); the framework code that drives NCCL is at fault, not the library or the host.
+      {"torch_internal_assert", {"INTERNAL ASSERT FAILED"}, {}, {}, L::framework, "PyTorch internals", S::error,
+       R::primary, "a PyTorch internal assert failed (a defect of the framework code that drives NCCL)",
+       {{"user_code_bug", 6}, {"nccl_version_mismatch", 1.5}}},
       {"cuda_peer_unsupported",
        {"peer access is not supported", "cudaErrorPeerAccessUnsupported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"}, {}, {},
        L::hardware, "GPU peer-to-peer", S::error, R::primary, "CUDA reports peer access unsupported between two GPUs",
