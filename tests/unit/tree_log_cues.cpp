@@ -102,6 +102,13 @@ TEST_CASE("log cues: error names, exception classes and pasted blocks", "[tree][
                 "torch_internal_assert", Layer::framework));
   CHECK_FALSE(has_cue(line_cues("AssertionError: internal state check failed"), "torch_internal_assert",
                       Layer::framework));
+  CHECK_FALSE(has_cue(line_cues("RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "
+                                "\"../aten/src/ATen/cuda/CUDAContext.cpp\":50, please report a bug to PyTorch. "
+                                "device=4, num_gpus=4"),
+                      "torch_internal_assert", Layer::framework));
+  // backend="nccl" where no GPU is visible (torch 2.x's message).
+  CHECK(has_cue(line_cues("RuntimeError: nccl2 requires at least one CUDA device"), "cuda_no_device",
+                Layer::system_config));
 }
 
 TEST_CASE("log cues: failure markers", "[tree][cues]") {

@@ -111,7 +111,8 @@ const std::vector<TextCue>& text_cues() {
        "user kernels", S::error, R::primary, "a device-side assert fired in user code", {{"user_code_bug", 20}}},
       // PyTorch's TORCH_INTERNAL_ASSERT: a check inside the framework's own code failed ("please report a bug
       // to PyTorch"); the framework code that drives NCCL is at fault, not the library or the host.
-      {"torch_internal_assert", {"INTERNAL ASSERT FAILED"}, {}, {}, L::framework, "PyTorch internals", S::error,
+      // (Not its device-count check: more local ranks than GPUs is cuda_invalid_device below.)
+      {"torch_internal_assert", {"INTERNAL ASSERT FAILED"}, {}, {"num_gpus"}, L::framework, "PyTorch internals", S::error,
        R::primary, "a PyTorch internal assert failed (a defect of the framework code that drives NCCL)",
        {{"user_code_bug", 6}, {"nccl_version_mismatch", 1.5}}},
       {"cuda_peer_unsupported",
@@ -123,7 +124,9 @@ const std::vector<TextCue>& text_cues() {
       // passed to the container), the host's set-up and not the script's.
       {"cuda_no_device",
        {"no CUDA-capable device is detected", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "Found no NVIDIA driver",
-        "couldn't communicate with the NVIDIA driver", "no GPUs found"},
+        "couldn't communicate with the NVIDIA driver", "no GPUs found",
+        // ProcessGroupNCCL's own check (torch 2.x) on a host or container with no GPU visible
+        "requires at least one CUDA device"},
        {}, {},
        L::system_config, "GPU visibility", S::error, R::primary, "the process sees no GPU", {}},
       // torch's own check before cudaSetDevice: "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED ...
