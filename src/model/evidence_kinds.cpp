@@ -182,6 +182,8 @@ std::vector<EvidenceKindInfo> build() {
       {"log.net_ib", none, "log facts", {"log files"}, "host, rank", {R("devices", "array", "{nic, port, link}")},
        {"rule selected_hca", "rule rdma_state", "rule host_config"}, "\"NET/IB : Using [0]mlx5_0:1/IB ...\""},
       {"log.net_socket", none, "log facts", {"log files"}, "host, rank", {F("ifname", "string", "interface")}, {}, "\"NET/Socket : Using ...\" (no reader yet)"},
+      {"log.store_connect_failed", none, "log facts", {"log files"}, "host, rank", {R("addr", "string", "MASTER_ADDR as the client used it"), R("port", "integer", "MASTER_PORT")},
+       {"rule store_target_local"}, "a c10d store client's failed connect (\"The client socket has timed out ... (addr, port)\", \"TCP client failed to connect/validate to host addr:port\")"},
       {"log.iface_addr", none, "log facts", {"log files"}, "host, rank", {R("ifname", "string", "interface"), R("addr", "string", "address (or a paste's placeholder)")},
        {"rule one_name_two_addresses"}, "an interface and its address in Bootstrap, NET/Socket, OOB or NCCL 2.3's \"NET : Using interface\" lines"},
       {"log.channel_edge", none, "log facts", {"log files"}, "host, rank",

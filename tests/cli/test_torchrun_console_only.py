@@ -147,6 +147,24 @@ class WorldSizeMissingRank(unittest.TestCase):
         self.assertNotIn("tree.store_clients_missing", [f["id"] for f in doc["findings"]])
 
 
+class MasterPortMismatch(unittest.TestCase):
+    LOGS = [os.path.join(FIXTURES, "torch", "master_port_mismatch", f"rank{r}.log") for r in (0, 1)]
+
+    def test_a_store_client_failing_on_loopback_is_no_interface_problem(self):
+        # Two processes started by hand on one host, MASTER_ADDR=127.0.0.1, rank 0 with MASTER_PORT 29621
+        # (it hosts the store: "1/2 clients joined"), rank 1 with 29622 (its client timed out connecting to
+        # (127.0.0.1, 29622)). Before: wrong_network_interface at 0.30, read off the unreachable rendezvous;
+        # no interface, firewall or name resolution stands between a process and its own loopback.
+        doc, _ = run_json(["diagnose", "--log", self.LOGS[0], "--log", self.LOGS[1]])
+        v = doc["verdict"]
+        self.assertEqual(v["root_cause"], "bootstrap_unreachable", v)
+        self.assertLessEqual(v["confidence"], 0.6)
+        self.assertIn("tree.store_target_local", [f["id"] for f in doc["findings"]])
+        self.assertIn("MASTER_ADDR", json.dumps(doc["next_steps"]))
+        for alt in doc.get("alternatives", []):
+            self.assertLess(alt.get("confidence", alt.get("score", 0)), 0.1, alt)
+
+
 class AgentSignalled(unittest.TestCase):
     def test_a_torchrun_stopped_from_outside_is_not_the_scripts_error(self):
         # A real torchrun (2 ranks, healthy all_reduce loop) sent SIGTERM after 12 s: "Received 15 death signal,

@@ -333,6 +333,37 @@ TEST_CASE("host identity rule: one host name that advertises two addresses on on
   CHECK(run_rule(rules::one_name_two_addresses, one).empty());
 }
 
+TEST_CASE("store endpoint rule: a store client that failed on an explicit loopback address rules out the network",
+          "[tree][rules]") {
+  // The three forms torch's c10d prints (socket.cpp, TCPStore.cpp).
+  EvidenceSet set;
+  extract_log_facts("torch.distributed.DistNetworkError: The client socket has timed out after 20000ms while trying "
+                    "to connect to (127.0.0.1, 29622).\n"
+                    "[W1207 18:58:46.634953840 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate to "
+                    "host 10.1.2.3:29500 - retrying (try=0, timeout=20000ms, delay=11130ms)\n"
+                    "[c10d] The client socket has failed to connect to [localhost]:29501 (errno: 111 - Connection "
+                    "refused).\n",
+                    "rank1.log", "", set);
+  std::set<std::string> seen;
+  for (const auto* e : set.of_kind("log.store_connect_failed"))
+    seen.insert(e->data["addr"].get<std::string>() + ":" + std::to_string(e->data["port"].get<int>()));
+  CHECK(seen == std::set<std::string>{"127.0.0.1:29622", "10.1.2.3:29500", "localhost:29501"});
+  auto hs = run_rule(rules::store_target_local, set);
+  const auto* h = for_cause(hs, "wrong_network_interface");
+  REQUIRE(h);
+  CHECK(h->weight < 0.25);
+  CHECK(for_cause(hs, "firewall_blocked_ports"));
+  // A routable address, or Debian's 127.0.1.1 (a host name mapped to loopback), says nothing of the kind.
+  for (const char* addr : {"10.1.2.3", "127.0.1.1"}) {
+    EvidenceSet other;
+    extract_log_facts(std::string("The client socket has timed out after 900s while trying to connect to (") + addr +
+                          ", 29500).\n",
+                      "rank1.log", "", other);
+    REQUIRE(other.of_kind("log.store_connect_failed").size() == 1);
+    CHECK(run_rule(rules::store_target_local, other).empty());
+  }
+}
+
 TEST_CASE("gdr rule: GPUDirect RDMA seen working argues against a missing peer-memory module", "[tree][rules]") {
   EvidenceSet set;
   extract_log_facts("h:291:3517 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"

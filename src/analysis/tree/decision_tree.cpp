@@ -263,6 +263,9 @@ bool symptom_cause(std::string_view id) {
 constexpr double kSymptomCap = 0.6;
 // A symptom is decomposed into its causes only when it is itself this clear.
 constexpr double kDecomposeMin = 0.25;
+// A cause whose own evidence stands at this or less against it (1:4) is not
+// named behind a symptom; when every such cause is, the symptom is the verdict.
+constexpr double kRuledOut = 0.25;
 constexpr double kNoCauseCap = 0.3;
 // How far (in odds) a weak leader must be ahead of the runner-up to be named.
 // 2.0 until 2026-12-04; on the tuning part 1.5 named three more right leaders
@@ -601,6 +604,9 @@ Report decide(EvidenceSet set, const DecideOptions& options) {
       }
       double own_ratio = 1.0;
       for (const auto& kw : by_key) own_ratio *= std::clamp(kw.second, 1e-3, 1e4);
+      // Evidence that rules the cause out (a store client that failed on
+      // loopback names no interface): not a candidate behind the symptom.
+      if (own_ratio < kRuledOut) continue;
       const double odds = (c->prior / (1.0 - c->prior) + best->odds * share) * own_ratio;
       if (odds <= top_odds) continue;
       top_odds = odds;

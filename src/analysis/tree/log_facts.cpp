@@ -302,7 +302,7 @@ constexpr std::string_view kFactLiterals[] = {
     // NCCL's own lines by what is read in them ("NCCL" alone is every line of an NCCL_DEBUG log: the
     // nccl_lines count has a sieve set of its own, kNcclMark).
     ": opCount ", "NCCL version", "NCCL WARN", "nranks ", "GPU Direct RDMA Enabled", "remoteGid",
-    " set by environment to ", "Bootstrap", "NET/", "Using interface", "comm 0x", " via ", "Access Peer", "Init COMPLETE",
+    " set by environment to ", "Bootstrap", "NET/", "Using interface", "client socket", "TCP client", "comm 0x", " via ", "Access Peer", "Init COMPLETE",
     "Setting affinity", "Connected all rings", "# Using devices", "Avg bus bandwidth", "Out of bounds values",
     // torchrun's failure block and signals
     "local_rank", "host", "exitcode", "received by PID", "exits with return code",
@@ -658,6 +658,13 @@ struct Extractor {
     static const Field py_exc("", R"(^(?:\[[^\]]*\]:?\s*)*([A-Za-z_][\w.]*(?:Error|Exception)): (.+))");
     static const Field timeout_ms("Timeout(ms)=", R"(Timeout\(ms\)=(\d+))");
     static const Field ibv_call(" failed", R"((ibv_\w+) failed)");
+    // A c10d store client that could not reach MASTER_ADDR:MASTER_PORT (torch's socket.cpp and
+    // TCPStore.cpp): "The client socket has timed out after 20000ms while trying to connect to
+    // (127.0.0.1, 29622).", "... has failed to connect to [localhost]:29500 (errno: 111 ...)",
+    // "TCP client failed to connect/validate to host 127.0.0.1:29622 - retrying".
+    static const Field store_connect_tuple("client socket", R"(client socket has .*?connect.*?\(([^\s,()]+), (\d+)\))");
+    static const Field store_connect_bracket("client socket", R"(client socket has failed to connect to \[([^\]]+)\]:(\d+))");
+    static const Field store_connect_host("TCP client", R"(TCP client failed to connect/validate to host \[?([^\s\]]+?)\]?:(\d+))");
 
     if (coll(text, lineno, nccl_lines)) return;
     const LineWho w = who_of(text);
@@ -702,6 +709,9 @@ struct Extractor {
       else if (auto it = comm_id_of_ptr.find(g1); it != comm_id_of_ptr.end()) id = it->second;
       current_comm[proc_key(w)] = !id.empty() ? id : "nranks:" + g3;
     }
+    if (store_connect_tuple.find(lt, &g1, &g2) || store_connect_bracket.find(lt, &g1, &g2) ||
+        store_connect_host.find(lt, &g1, &g2))
+      fact("log.store_connect_failed", w, lineno, text, {{"addr", g1}, {"port", to_int(g2)}});
     if (lt.has(" via ")) channel_edge(text, lt, w, lineno);
     if (peer.find(lt, &g1, &g2, &g3))
       fact("log.peer_access", w, lineno, text, {{"from_dev", to_int(g1)}, {"to_dev", to_int(g3)}, {"can", g2 == "CAN"}});

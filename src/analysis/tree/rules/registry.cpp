@@ -20,6 +20,8 @@ const std::vector<RuleInfo>& all_rules() {
        rules::store_key_never_set},
       {"store_clients_missing", "the store host's 'J/E clients joined' and the logs of E - 1 ranks: the absent rank",
        rules::store_clients_missing},
+      {"store_target_local", "a store client failed to reach 127.0.0.1/localhost: nothing listened, no network cause",
+       rules::store_target_local},
       {"socket_ifname", "NCCL_SOCKET_IFNAME that matched nothing; bootstrap on a host-local bridge", rules::socket_ifname},
       {"cross_host_p2p", "P2P/SHM edges between ranks on different hosts: host identity collision",
        rules::cross_host_p2p},

@@ -20,6 +20,7 @@ void coll_disagreement(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void fingerprint_odd_rank(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void store_key_never_set(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void store_clients_missing(const EvidenceSet& set, std::vector<Hypothesis>& out);
+void store_target_local(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void socket_ifname(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void cross_host_p2p(const EvidenceSet& set, std::vector<Hypothesis>& out);
 void one_name_two_addresses(const EvidenceSet& set, std::vector<Hypothesis>& out);
