@@ -416,9 +416,7 @@ std::vector<Signature> build() {
         "A system call or library (socket, ibverbs, shm) failed; see the WARN before it");
   b.add("nccl.result.internal_error", L::nccl, S::error, R::symptom,
         R"re(internal error - please report this issue|ncclInternalError)re", "NCCL returned ncclInternalError",
-        // Tuning part: 3 of the 6 cases with it were an interface NCCL could not use (an
-        // NCCL_SOCKET_IFNAME that names nothing on one host, a bad address), 1 an NCCL defect.
-        {{"nccl_bug", 1.5}, {"wrong_network_interface", 3}},
+        {{"nccl_bug", 1.5}, {"wrong_network_interface", 2}},
         "Internal check failed; often a symptom of a configuration problem (bad address, topology)");
   b.add("nccl.result.invalid_argument", L::framework, S::error, R::symptom,
         R"re(invalid argument \(run with NCCL_DEBUG=WARN|ncclInvalidArgument)re", "NCCL returned ncclInvalidArgument",
