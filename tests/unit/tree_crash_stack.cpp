@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/tree/log_facts.hpp"
@@ -12,13 +13,19 @@ using namespace ccdiag;
 
 namespace {
 
-std::vector<Finding> crash_findings(const std::string& text) {
+// The findings of the given ids that the log's text gives.
+std::vector<Finding> findings_of(const std::string& text, std::initializer_list<std::string_view> ids) {
   EvidenceSet set;
   extract_log_facts(text, "rank3.log", "node3", set);
   std::vector<Finding> out;
   for (const auto& f : set.findings)
-    if (f.id == "log.crash_in_nccl" || f.id == "log.crash_in_net_plugin") out.push_back(f);
+    for (std::string_view id : ids)
+      if (f.id == id) out.push_back(f);
   return out;
+}
+
+std::vector<Finding> crash_findings(const std::string& text) {
+  return findings_of(text, {"log.crash_in_nccl", "log.crash_in_net_plugin"});
 }
 
 double weight(const Finding& f, const char* cause) {
@@ -171,14 +178,7 @@ TEST_CASE("crash stacks: a process-group log line before a real crash does not m
 
 namespace {
 
-std::vector<Finding> native_findings(const std::string& text) {
-  EvidenceSet set;
-  extract_log_facts(text, "rank3.log", "node3", set);
-  std::vector<Finding> out;
-  for (const auto& f : set.findings)
-    if (f.id == "log.native_crash") out.push_back(f);
-  return out;
-}
+std::vector<Finding> native_findings(const std::string& text) { return findings_of(text, {"log.native_crash"}); }
 
 }  // namespace
 
