@@ -205,6 +205,8 @@ TEST_CASE("crash stacks: a native fault with no NCCL frame", "[tree][crash-stack
                        "[node3:405884] [ 1] /opt/ext/my_ext.so(scatter_rows+0x10)[0x7f1000000010]\n");
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].summary.find("scatter_rows") != std::string::npos);
+  // The stack places the fault in the extension: evidence for that code, not for NCCL.
+  CHECK(weight(fs[0], "user_code_bug") > weight(fs[0], "nccl_bug"));
   // Without NCCL lines the fault is told, but votes for no cause.
   fs = native_findings("Fatal Python error: Segmentation fault\n");
   REQUIRE(fs.size() == 1);

@@ -200,7 +200,8 @@ void CrashStackBlock::close_window() {
   if (!pending_ && !deliberate_ && !fault_kind_.empty() && !native_) {
     std::string where;
     for (const auto& n : named_) where += (where.empty() ? "" : " <- ") + n;
-    native_ = Hit{marker_line_, marker_, where.empty() ? fault_kind_ : fault_kind_ + " in " + where, false};
+    native_ = Hit{marker_line_, marker_, where.empty() ? fault_kind_ : fault_kind_ + " in " + where, false,
+                  !where.empty()};
   }
   pending_.reset();
   fault_kind_.clear();
@@ -226,7 +227,8 @@ void CrashStackBlock::line(std::string_view text, int64_t lineno, bool marked) {
       if (const Owner o = owner(f); o != Owner::none)
         hit_ = Hit{lineno, std::string(text.substr(0, 300)), std::string(lib), o == Owner::plugin};
       else if (!native_)
-        native_ = Hit{lineno, std::string(text.substr(0, 300)), "segmentation fault in " + std::string(lib), false};
+        native_ = Hit{lineno, std::string(text.substr(0, 300)), "segmentation fault in " + std::string(lib), false,
+                      true};
     }
     return;
   }
@@ -302,16 +304,21 @@ void CrashStackBlock::finish(const std::string& source, const std::string& host,
     f.severity = Severity::error;
     f.role = nccl_seen ? FindingRole::primary : FindingRole::symptom;
     f.summary = "a process died of a native fault (" + native_->where + ")" +
-                (nccl_seen ? " with no frame of its own code shown, in a process running NCCL: most often a defect "
-                             "of NCCL or a library beside it, else memory corrupted by a native extension"
-                           : ": the process died in native code, not by a Python exception");
+                (!nccl_seen         ? ": the process died in native code, not by a Python exception"
+                 : native_->framed ? ", in a process running NCCL, with the fault in code that is not NCCL's"
+                                   : " with no stack shown, in a process running NCCL: most often a defect of NCCL "
+                                     "or a library beside it, else memory corrupted by a native extension");
     if (!host.empty()) f.subject.host = host;
     f.provenance.push_back(Provenance{source, native_->lineno, native_->text});
     f.order = native_->lineno;
     f.fields = {{"fault", native_->where}};
-    // Weights: nudges (the corpus's tuning part has two such crashes, both
-    // NCCL defects); too few cases to estimate a ratio.
-    if (nccl_seen) f.supports = {{"nccl_bug", 5}, {"user_code_bug", 1.2}};
+    // Weights: nudges (the corpus's tuning part has two such crashes without
+    // a stack, both NCCL defects); too few cases to estimate a ratio. A stack
+    // that places the fault in other code (an extension, the framework) is
+    // evidence for that code, not for NCCL.
+    if (nccl_seen)
+      f.supports = native_->framed ? std::vector<CauseSupport>{{"user_code_bug", 2}, {"nccl_bug", 1.2}}
+                                   : std::vector<CauseSupport>{{"nccl_bug", 5}, {"user_code_bug", 1.2}};
     set.findings.push_back(std::move(f));
   }
   if (!hit_) return;

@@ -74,6 +74,7 @@ class CrashStackBlock {
     std::string text;   // the crash line
     std::string where;  // "ncclProxyProgress <- ncclProxyService" or "libnccl.so.2"
     bool plugin;
+    bool framed = false;  // a native fault whose stack named frames (none of them NCCL's)
   };
   std::optional<Hit> pending_;  // the open window's crash in NCCL, kept unless the abort was deliberate
   std::optional<Hit> hit_;      // the first crash in NCCL of the log
